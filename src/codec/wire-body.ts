@@ -1,0 +1,101 @@
+// turns a decoded msgpack value into the plain objects the schemas validate:
+// maps become objects (msgpack-numpy sends bin keys), msgpack-numpy ndarrays become
+// ordinary tensors remembered as numpy-form, numpy scalars become numbers.
+import { serviceError } from '../errors.js';
+import { dtypeFromNumpy } from './dtype.js';
+import { numberFromFloat16Bits } from './half.js';
+
+/** marks a tensor that arrived as a msgpack-numpy ndarray (a symbol: the schemas never see it) */
+export const NUMPY_FORM = Symbol('numpyForm');
+
+const MAX_DEPTH = 32; // deeper than any valid body; keeps hostile nesting cheap
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function normalizeMsgpackBody(value: unknown): unknown {
+  return normalize(value, 0);
+}
+
+function normalize(value: unknown, depth: number): unknown {
+  if (depth > MAX_DEPTH) throw serviceError('NORM_ERR_BODY_MALFORMED', `body: nested deeper than ${MAX_DEPTH} levels`);
+  if (value instanceof Map) return normalizeMap(value, depth);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (typeof item === 'object' && item !== null) value[i] = normalize(item, depth + 1);
+    }
+    return value;
+  }
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
+    // msgpackr records decode to plain objects already; still walk their values
+    return normalizeMap(new Map(Object.entries(value)), depth);
+  }
+  return value;
+}
+
+function normalizeMap(map: Map<unknown, unknown>, depth: number): unknown {
+  const object: Record<string, unknown> = {};
+  for (const [rawKey, rawValue] of map) {
+    const key = keyString(rawKey);
+    const value = normalize(rawValue, depth + 1);
+    // defineProperty: a "__proto__" key must stay a plain (and then unknown) field
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  if (object.nd === true) return numpyArray(object);
+  if (object.nd === false && 'data' in object && 'type' in object) return numpyScalar(object);
+  return object;
+}
+
+function keyString(key: unknown): string {
+  if (typeof key === 'string') return key;
+  if (key instanceof Uint8Array) {
+    try {
+      return utf8.decode(key);
+    } catch {
+      throw serviceError('NORM_ERR_BODY_MALFORMED', 'body: a map key is not valid UTF-8');
+    }
+  }
+  throw serviceError('NORM_ERR_BODY_MALFORMED', `body: map keys must be strings, got ${typeof key}`);
+}
+
+function text(value: unknown): unknown {
+  return value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value;
+}
+
+function numpyArray(object: Record<string, unknown>): unknown {
+  const type = text(object.type);
+  const kind = text(object.kind);
+  // an unknown descriptor stays visible to the dtype check, which names it
+  const dtype = typeof type === 'string' && (kind === undefined || kind === '') ? dtypeFromNumpy(type) ?? type : type;
+  const tensor = { dtype, shape: object.shape, data: object.data };
+  Object.defineProperty(tensor, NUMPY_FORM, { value: true, enumerable: false });
+  return tensor;
+}
+
+const SCALAR_READERS: Readonly<Record<string, (view: DataView) => number>> = {
+  '<f8': (v) => v.getFloat64(0, true),
+  '<f4': (v) => v.getFloat32(0, true),
+  '<f2': (v) => numberFromFloat16Bits(v.getUint16(0, true)),
+  '<i8': (v) => Number(v.getBigInt64(0, true)),
+  '<i4': (v) => v.getInt32(0, true),
+  '<i2': (v) => v.getInt16(0, true),
+  '|i1': (v) => v.getInt8(0),
+  '<u8': (v) => Number(v.getBigUint64(0, true)),
+  '<u4': (v) => v.getUint32(0, true),
+  '<u2': (v) => v.getUint16(0, true),
+  '|u1': (v) => v.getUint8(0),
+};
+
+const SCALAR_SIZES: Readonly<Record<string, number>> = {
+  '<f8': 8, '<f4': 4, '<f2': 2, '<i8': 8, '<i4': 4, '<i2': 2, '|i1': 1, '<u8': 8, '<u4': 4, '<u2': 2, '|u1': 1,
+};
+
+/** a numpy scalar counts as the number it holds; anything else is left for the schema to reject */
+function numpyScalar(object: Record<string, unknown>): unknown {
+  const type = text(object.type);
+  const data = object.data;
+  if (typeof type !== 'string' || !(data instanceof Uint8Array)) return object;
+  const read = SCALAR_READERS[type];
+  if (read === undefined || data.byteLength !== SCALAR_SIZES[type]) return object;
+  return read(new DataView(data.buffer, data.byteOffset, data.byteLength));
+}

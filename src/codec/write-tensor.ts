@@ -1,0 +1,69 @@
+// a job's results in shared memory → the response body's tensors, msgpack or JSON.
+import { DTYPES, type Dtype } from './dtype.js';
+import { narrowToBfloat16, narrowToFloat16, numberFromBfloat16Bits, numberFromFloat16Bits } from './half.js';
+
+export type Encoding = 'msgpack' | 'json';
+
+/** a result tensor as it sits in memory: `storage` is how its elements are held there */
+export interface TensorOut {
+  dtype: Dtype;
+  shape: number[];
+  memory: SharedArrayBuffer;
+  byteOffset: number;
+  length: number;
+  /** 'bits': float16/bfloat16 bit patterns; 'float32'/'float64': values of that type */
+  storage: 'bits' | 'float32' | 'float64';
+}
+
+// msgpack-numpy keys are bin; built once
+const KEY = {
+  nd: Buffer.from('nd'), type: Buffer.from('type'), kind: Buffer.from('kind'),
+  shape: Buffer.from('shape'), data: Buffer.from('data'),
+};
+const EMPTY_KIND = Buffer.alloc(0);
+
+export function encodeTensor(t: TensorOut, encoding: Encoding, numpyForm: boolean): unknown {
+  if (encoding === 'json') return { dtype: t.dtype, shape: t.shape, data: jsonValues(t) };
+  const data = tensorBytes(t);
+  const numpyType = DTYPES[t.dtype].numpyType;
+  if (numpyForm && numpyType !== null) {
+    return new Map<Buffer, unknown>([
+      [KEY.nd, true], [KEY.type, numpyType], [KEY.kind, EMPTY_KIND], [KEY.shape, t.shape], [KEY.data, data],
+    ]);
+  }
+  return { dtype: t.dtype, shape: t.shape, data };
+}
+
+/** the tensor's little-endian bytes: a view of shared memory, except float16/bfloat16 held widened */
+function tensorBytes(t: TensorOut): Buffer {
+  const itemsize = DTYPES[t.dtype].itemsize;
+  if (t.storage === 'bits' || itemsize === (t.storage === 'float64' ? 8 : 4)) {
+    return Buffer.from(t.memory, t.byteOffset, t.length * itemsize);
+  }
+  const values = new Float32Array(t.memory, t.byteOffset, t.length);
+  const bits = new Uint16Array(t.length);
+  if (t.dtype === 'float16') narrowToFloat16(values, bits);
+  else narrowToBfloat16(values, bits);
+  return Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength);
+}
+
+/** JSON has no NaN or Infinity: those travel as strings */
+function jsonValues(t: TensorOut): (number | string)[] {
+  const out = new Array<number | string>(t.length);
+  if (t.storage === 'bits') {
+    const bits = new Uint16Array(t.memory, t.byteOffset, t.length);
+    const widen = t.dtype === 'float16' ? numberFromFloat16Bits : numberFromBfloat16Bits;
+    for (let i = 0; i < t.length; i++) out[i] = jsonNumber(widen(bits[i]));
+  } else {
+    const values = t.storage === 'float64'
+      ? new Float64Array(t.memory, t.byteOffset, t.length)
+      : new Float32Array(t.memory, t.byteOffset, t.length);
+    for (let i = 0; i < t.length; i++) out[i] = jsonNumber(values[i]);
+  }
+  return out;
+}
+
+function jsonNumber(v: number): number | string {
+  if (Number.isFinite(v)) return v;
+  return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+}

@@ -1,0 +1,73 @@
+import { availableParallelism } from 'node:os';
+import envSchema from 'env-schema';
+
+export interface Config {
+  port: number;
+  host: string;
+  workers: number;
+  maxBodyBytes: number;
+  maxQueue: number;
+  requestTimeoutMs: number;
+  apiKeys: string[];
+  logLevel: string;
+  /** tensors with at most this many elements are normalized on the main thread */
+  inlineMaxElements: number;
+  /** a pool task gets at least this many elements, so small tensors are not split thin */
+  minTaskElements: number;
+}
+
+export const defaults: Readonly<Config> = Object.freeze({
+  port: 8080,
+  host: '0.0.0.0',
+  workers: availableParallelism(),
+  maxBodyBytes: 64 * 1024 * 1024, // 64 MiB
+  maxQueue: 256, // queued pool tasks before 503
+  requestTimeoutMs: 30_000, // 30 s
+  apiKeys: [],
+  logLevel: 'info',
+  inlineMaxElements: 32 * 1024, // measured: below this a thread hop costs more than the work
+  minTaskElements: 64 * 1024,
+});
+
+const envSchemaDefinition = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'integer', minimum: 0, maximum: 65535 },
+    HOST: { type: 'string', minLength: 1 },
+    WORKERS: { type: 'integer', minimum: 1, maximum: 256 },
+    MAX_BODY_BYTES: { type: 'integer', minimum: 1 },
+    MAX_QUEUE: { type: 'integer', minimum: 1 },
+    REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1 },
+    API_KEYS: { type: 'string' },
+    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    INLINE_MAX_ELEMENTS: { type: 'integer', minimum: 0 },
+    MIN_TASK_ELEMENTS: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+interface RawEnv {
+  PORT?: number; HOST?: string; WORKERS?: number; MAX_BODY_BYTES?: number; MAX_QUEUE?: number;
+  REQUEST_TIMEOUT_MS?: number; API_KEYS?: string; LOG_LEVEL?: string;
+  INLINE_MAX_ELEMENTS?: number; MIN_TASK_ELEMENTS?: number;
+}
+
+/** reads and validates the environment once at start-up; throws naming the bad variable */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  // env-schema reads process.env unless given data; pass only the variables we know
+  const raw = envSchema<RawEnv>({ schema: envSchemaDefinition, data: { ...env }, dotenv: false });
+  return resolveConfig({
+    port: raw.PORT, host: raw.HOST, workers: raw.WORKERS, maxBodyBytes: raw.MAX_BODY_BYTES,
+    maxQueue: raw.MAX_QUEUE, requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
+    apiKeys: raw.API_KEYS?.split(',').map((k) => k.trim()).filter((k) => k.length > 0),
+    logLevel: raw.LOG_LEVEL, inlineMaxElements: raw.INLINE_MAX_ELEMENTS, minTaskElements: raw.MIN_TASK_ELEMENTS,
+  });
+}
+
+/** fills unset fields from the defaults; what tests and buildApp take */
+export function resolveConfig(partial: Partial<Config> = {}): Readonly<Config> {
+  const merged: Config = { ...defaults };
+  for (const [key, value] of Object.entries(partial) as [keyof Config, never][]) {
+    if (value !== undefined) merged[key] = value;
+  }
+  return Object.freeze(merged);
+}

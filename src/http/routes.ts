@@ -1,0 +1,85 @@
+// POST /v1/rmsnorm, /v1/layernorm and /v1/batch.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Packr } from 'msgpackr';
+import type { Config } from '../config.js';
+import type { Encoding } from '../codec/write-tensor.js';
+import { serviceError } from '../errors.js';
+import { allocateJob, type Job } from '../ops/allocate-job.js';
+import { checkRequest, type CheckedRequest, type NormBody } from '../ops/check-request.js';
+import { jobResponse } from '../ops/job-response.js';
+import { runJob } from '../ops/run-job.js';
+import type { NormPool } from '../pool/pool.js';
+import type { NormOp } from '../pool/protocol.js';
+import { encodingOf, essence, negotiate } from './media-types.js';
+import { batchBodySchema, normBodySchema } from './schemas.js';
+
+// byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
+const packr = new Packr({ useRecords: false });
+
+interface Negotiated { requestEncoding: Encoding; responseType: string; responseEncoding: Encoding }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    negotiated: Negotiated;
+  }
+}
+
+/** 415 and 406 come from the headers alone, before the body is read */
+async function checkMediaTypes(request: FastifyRequest): Promise<void> {
+  const requestType = essence(request.headers['content-type']);
+  const requestEncoding = encodingOf(requestType);
+  if (requestType === undefined || requestEncoding === undefined) {
+    throw serviceError('NORM_ERR_MEDIA_TYPE', `Content-Type: ${requestType ?? 'missing'}; send application/json or application/msgpack`);
+  }
+  const responseType = negotiate(request.headers.accept, requestType);
+  if (responseType === undefined) {
+    throw serviceError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack');
+  }
+  request.negotiated = { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
+}
+
+interface Timings { decode: number; queue: number; compute: number; encode: number }
+
+function serverTiming(t: Timings): string {
+  return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
+}
+
+export function registerRoutes(app: FastifyInstance, pool: NormPool, config: Readonly<Config>): void {
+  app.decorateRequest('negotiated', null as unknown as Negotiated);
+  app.decorateRequest('parseMs', 0);
+
+  /** checks every item, then allocates and computes them all, then encodes one body */
+  async function respond(request: FastifyRequest, reply: FastifyReply, items: [NormOp, NormBody, string][], batch: boolean) {
+    const started = performance.now();
+    const { requestEncoding, responseType, responseEncoding } = request.negotiated;
+    const fromJson = requestEncoding === 'json';
+    const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, fromJson));
+    const jobs: Job[] = checked.map(allocateJob);
+    const runStarted = performance.now();
+    const timings = await Promise.all(jobs.map((job) => runJob(job, pool, config)));
+    const runMs = performance.now() - runStarted;
+    const queue = Math.max(0, ...timings.map((t) => t.queueMs));
+    const encodeStarted = performance.now();
+    const results = jobs.map((job) => jobResponse(job, responseEncoding));
+    const body = batch ? { results } : results[0];
+    const payload = responseEncoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);
+    const encode = performance.now() - encodeStarted;
+    reply.header('server-timing', serverTiming({
+      decode: request.parseMs + (runStarted - started),
+      queue,
+      compute: Math.max(0, runMs - queue),
+      encode,
+    }));
+    return reply.type(responseType).send(payload);
+  }
+
+  for (const op of ['rmsnorm', 'layernorm'] as const) {
+    app.post(`/v1/${op}`, { schema: { body: normBodySchema(op) }, onRequest: checkMediaTypes }, (request, reply) =>
+      respond(request, reply, [[op, request.body as NormBody, '']], false));
+  }
+
+  app.post('/v1/batch', { schema: { body: batchBodySchema() }, onRequest: checkMediaTypes }, (request, reply) => {
+    const { requests } = request.body as { requests: (NormBody & { op: NormOp })[] };
+    return respond(request, reply, requests.map(({ op, ...body }, i) => [op, body, `requests[${i}].`]), true);
+  });
+}

@@ -1,0 +1,123 @@
+// the request and response schemas: validation (ajv) and the OpenAPI document come from here.
+import { DTYPE_NAMES } from '../codec/dtype.js';
+import { errors } from '../errors.js';
+import type { NormOp } from '../pool/protocol.js';
+import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
+
+const NON_FINITE_NAMES = ['NaN', 'Infinity', '-Infinity'];
+
+const shapeSchema = {
+  type: 'array',
+  description: 'row-major shape, rank 1 to 8',
+  items: { type: 'integer', minimum: 0 },
+  minItems: 1,
+  maxItems: 8,
+};
+
+const dtypeSchema = { type: 'string', enum: DTYPE_NAMES };
+
+/** JSON tensors: data is a list of numbers; non-finite values as strings */
+const jsonTensor = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['shape', 'data'],
+  properties: {
+    dtype: { ...dtypeSchema, default: 'float32' },
+    shape: shapeSchema,
+    data: {
+      type: 'array',
+      description: 'prod(shape) numbers, row-major',
+      items: { anyOf: [{ type: 'number' }, { type: 'string', enum: NON_FINITE_NAMES }] },
+    },
+  },
+};
+
+/**
+ * msgpack tensors: data is bin (raw little-endian elements), a list of numbers, or a msgpackr
+ * Float32Array/Float64Array extension; the codec checks which, since JSON Schema has no type for bytes.
+ * msgpack-numpy ndarray maps are turned into this form before validation.
+ */
+const msgpackTensor = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['shape', 'data'],
+  properties: {
+    dtype: { ...dtypeSchema, description: 'required when data is binary; float32 for a list' },
+    shape: shapeSchema,
+    data: { 'x-msgpack-data': true, description: 'bin of prod(shape) × itemsize bytes, or a list of prod(shape) numbers' },
+  },
+};
+
+function normFields(tensor: object, op: NormOp | null) {
+  return {
+    input: tensor,
+    axis: { type: 'integer', default: -1, description: 'first normalized dimension; negative counts from the end' },
+    weight: tensor,
+    bias: tensor,
+    eps: {
+      type: 'number', minimum: 0,
+      ...(op === null ? { description: 'default 1e-6 for rmsnorm, 1e-5 for layernorm' } : { default: op === 'rmsnorm' ? 1e-6 : 1e-5 }),
+    },
+    eps_placement: { type: 'string', enum: ['inside', 'outside'], default: 'inside' },
+    weight_offset: { type: 'number', default: 0 },
+    residual: tensor,
+    return_stats: { type: 'boolean', default: false },
+    output_dtype: dtypeSchema,
+  };
+}
+
+function normBody(tensor: object, op: NormOp) {
+  return { type: 'object', additionalProperties: false, required: ['input'], properties: normFields(tensor, op) };
+}
+
+function batchBody(tensor: object) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['requests'],
+    properties: {
+      requests: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 1024,
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['op', 'input'],
+          properties: { op: { type: 'string', enum: ['rmsnorm', 'layernorm'] }, ...normFields(tensor, null) },
+        },
+      },
+    },
+  };
+}
+
+function byMediaType(json: object, msgpack: object) {
+  const content: Record<string, { schema: object }> = { [JSON_TYPE]: { schema: json } };
+  for (const type of MSGPACK_TYPES) content[type] = { schema: msgpack };
+  return { content };
+}
+
+export function normBodySchema(op: NormOp) {
+  return byMediaType(normBody(jsonTensor, op), normBody(msgpackTensor, op));
+}
+
+export function batchBodySchema() {
+  return byMediaType(batchBody(jsonTensor), batchBody(msgpackTensor));
+}
+
+export const errorCodes = Object.keys(errors);
+
+export const errorBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['statusCode', 'code', 'error', 'message'],
+  properties: {
+    statusCode: { type: 'integer' },
+    code: { type: 'string', enum: errorCodes },
+    error: { type: 'string' },
+    message: { type: 'string' },
+  },
+};
+
+/** ajv must know the annotation keyword; it validates nothing */
+export const ajvKeywords = ['x-msgpack-data'];

@@ -1,0 +1,41 @@
+// the only things the main thread and the workers share: the task and result shapes.
+import type { Dtype } from '../kernels/types.js';
+
+export type NormOp = 'rmsnorm' | 'layernorm';
+
+/** a typed-array view into the task's shared memory, in elements of its type */
+export interface Region {
+  byteOffset: number;
+  length: number;
+}
+
+export interface NormTask {
+  op: NormOp;
+  /** all of one tensor's inputs and outputs; workers read and write it in place */
+  memory: SharedArrayBuffer;
+  n: number;
+  rowStart: number;
+  rowEnd: number;
+  inputDtype: Dtype;
+  outDtype: Dtype;
+  eps: number;
+  epsOutside: boolean;
+  /** float32 values (float64 when inputDtype is float64) */
+  x: Region;
+  /** same type as x; overwritten with h = x + residual, which is then normalized */
+  residual: Region | null;
+  /** outDtype storage: Float32Array, Float64Array, or Uint16Array bits */
+  y: Region;
+  /** Float64Array: weight_offset + weight */
+  scale: Region;
+  /** Float64Array */
+  bias: Region | null;
+  /** Float32Array per row */
+  mean: Region | null;
+  rstd: Region | null;
+}
+
+/** workers answer with data, never by throwing: thrown errors lose their fields crossing threads */
+export type TaskResult =
+  | { ok: true; startedAt: number; finishedAt: number }
+  | { ok: false; code: 'NORM_ERR_WORKER_FAILED'; message: string };
