@@ -1,27 +1,73 @@
 // the app factory: a configured Fastify instance with its worker pool; it does not listen.
+import { randomUUID } from 'node:crypto';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveConfig, type Config } from './config.js';
+import { serviceError } from './errors.js';
 import { registerBodyParsers } from './http/body-parsers.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { createAuthHook, type ServiceState } from './http/guards.js';
+import { registerOpsRoutes } from './http/ops-routes.js';
 import { registerRoutes } from './http/routes.js';
 import { ajvKeywords } from './http/schemas.js';
+import { createMetrics } from './metrics.js';
 import { createPool } from './pool/pool.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** drain state, shared with the entry point's signal handling */
+    service: ServiceState;
+  }
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(options: Partial<Config> = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
   const app = Fastify({
     logger: { level: config.logLevel },
     bodyLimit: config.maxBodyBytes,
+    // draining is answered by the admission hook, with a coded body and Retry-After
+    return503OnClosing: false,
+    // a caller's X-Request-Id is kept when it is sane, else one is made; it is echoed back
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     ajv: {
       // nothing is coerced, nothing removed, no defaults injected: the contract checks what was sent
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, strictNumbers: true, allErrors: false, keywords: ajvKeywords },
     },
   });
-  const pool = createPool(config);
+  const state: ServiceState = { draining: false, inFlight: 0 };
+  app.decorate('service', state);
+  const pool = createPool(config, (err) => app.log.error({ err }, 'worker pool error'));
+  const metrics = createMetrics(pool);
+  pool.piscina.on('workerDestroy', () => {
+    if (!pool.closing) metrics.workerRestarts.inc();
+  });
   app.addHook('onClose', () => pool.close());
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // 401 before anything else, including 404 and overload
+  app.addHook('onRequest', createAuthHook(config.apiKeys));
+  await app.register(underPressure, {
+    maxEventLoopDelay: 1000, // ms: a main thread this late is not keeping up
+    pressureHandler: async (request) => {
+      if (request.url.startsWith('/v1/')) throw serviceError('NORM_ERR_OVERLOADED', 'the server is overloaded; retry later');
+    },
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    metrics.requests.inc(labels);
+    metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+
   registerErrorHandling(app);
   registerBodyParsers(app, config.maxBodyBytes);
-  registerRoutes(app, pool, config);
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  registerOpsRoutes(app, pool, metrics, state);
+  registerRoutes(app, { pool, config, metrics, state });
   return app;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import envSchema from 'env-schema';
 
@@ -14,12 +15,36 @@ export interface Config {
   inlineMaxElements: number;
   /** a pool task gets at least this many elements, so small tensors are not split thin */
   minTaskElements: number;
+  /** tests only, never from the environment: honour the X-Test-Fault header */
+  faultInjection: boolean;
+}
+
+/** CPUs this process may use: the cgroup CPU quota (v2, then v1) when one is set, else the cores */
+export function cpuQuota(readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): number {
+  const cores = availableParallelism();
+  const attempt = (read: () => [number, number] | null): number | null => {
+    try {
+      const pair = read();
+      return pair && pair[0] > 0 && pair[1] > 0 ? Math.max(1, Math.min(cores, Math.ceil(pair[0] / pair[1]))) : null;
+    } catch {
+      return null;
+    }
+  };
+  const v2 = attempt(() => {
+    const [quota, period] = readFile('/sys/fs/cgroup/cpu.max').trim().split(/\s+/);
+    return quota === 'max' ? null : [Number(quota), Number(period)];
+  });
+  const v1 = () => attempt(() => [
+    Number(readFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us')),
+    Number(readFile('/sys/fs/cgroup/cpu/cpu.cfs_period_us')),
+  ]);
+  return v2 ?? v1() ?? cores;
 }
 
 export const defaults: Readonly<Config> = Object.freeze({
   port: 8080,
   host: '0.0.0.0',
-  workers: availableParallelism(),
+  workers: cpuQuota(), // a container's CPU quota, not the host's core count
   maxBodyBytes: 64 * 1024 * 1024, // 64 MiB
   maxQueue: 256, // queued pool tasks before 503
   requestTimeoutMs: 30_000, // 30 s
@@ -27,6 +52,7 @@ export const defaults: Readonly<Config> = Object.freeze({
   logLevel: 'info',
   inlineMaxElements: 32 * 1024, // measured: below this a thread hop costs more than the work
   minTaskElements: 64 * 1024,
+  faultInjection: false,
 });
 
 const envSchemaDefinition = {

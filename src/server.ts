@@ -5,13 +5,24 @@ import { loadConfig } from './config.js';
 const config = loadConfig();
 const app = await buildApp(config);
 
-let closing = false;
+const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline, for the last responses to flush
+
+let draining = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'draining');
-    app.close().then(() => process.exit(0), (err) => {
+    if (draining) return;
+    draining = true;
+    app.service.draining = true; // /readyz turns 503, new /v1 work gets 503
+    app.log.info({ signal, inFlight: app.service.inFlight }, 'draining');
+    // in-flight requests end by their deadline at the latest; then give up
+    setTimeout(() => {
+      app.log.error('drain timed out');
+      process.exit(1);
+    }, config.requestTimeoutMs + DRAIN_GRACE_MS).unref();
+    app.close().then(() => {
+      app.log.info('drained');
+      process.exit(0);
+    }, (err) => {
       app.log.error({ err }, 'close failed');
       process.exit(1);
     });

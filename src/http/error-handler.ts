@@ -64,7 +64,11 @@ function fromFastify(error: FastifyError): ServiceError {
 
 export function toServiceError(error: FastifyError): ServiceError {
   if (isServiceError(error)) return error;
-  if (Array.isArray(error.validation) && error.validation.length > 0) return fromValidation(error.validation[0] as AjvError);
+  if (Array.isArray(error.validation) && error.validation.length > 0) {
+    // a failed anyOf lists each branch's error before its own, which is the one that says what is allowed
+    const errors = error.validation as AjvError[];
+    return fromValidation(errors.find((e) => e.keyword === 'anyOf') ?? errors[0]);
+  }
   return fromFastify(error);
 }
 

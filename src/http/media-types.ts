@@ -74,6 +74,10 @@ export function negotiate(accept: string | undefined, requestType: string): stri
       msgpackLabel = t;
     }
   }
+  if (namedQ === 0 && quality(ranges, msgpackLabel) <= 0) {
+    // the fallback label was refused with q=0 while a wildcard allows another msgpack type: use that one
+    msgpackLabel = MSGPACK_TYPES.find((t) => quality(ranges, t) === msgpackQ) ?? msgpackLabel;
+  }
   if (jsonQ <= 0 && msgpackQ <= 0) return undefined;
   if (jsonQ === msgpackQ) return encodingOf(requestType) === 'json' ? JSON_TYPE : msgpackLabel;
   return jsonQ > msgpackQ ? JSON_TYPE : msgpackLabel;

@@ -4,12 +4,14 @@ import { Packr } from 'msgpackr';
 import type { Config } from '../config.js';
 import type { Encoding } from '../codec/write-tensor.js';
 import { serviceError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
 import { allocateJob, type Job } from '../ops/allocate-job.js';
 import { checkRequest, type CheckedRequest, type NormBody } from '../ops/check-request.js';
 import { jobResponse } from '../ops/job-response.js';
-import { runJob } from '../ops/run-job.js';
-import type { NormPool } from '../pool/pool.js';
-import type { NormOp } from '../pool/protocol.js';
+import { runJob, type RunContext } from '../ops/run-job.js';
+import { TaskAborted, type NormPool } from '../pool/pool.js';
+import type { NormOp, TaskFault } from '../pool/protocol.js';
+import { createAdmissionHook, type ServiceState } from './guards.js';
 import { encodingOf, essence, negotiate } from './media-types.js';
 import { batchBodySchema, normBodySchema } from './schemas.js';
 
@@ -38,26 +40,62 @@ async function checkMediaTypes(request: FastifyRequest): Promise<void> {
   request.negotiated = { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
 }
 
+async function checkTimeoutHeader(request: FastifyRequest): Promise<void> {
+  if (request.timeoutHeaderError !== null) throw request.timeoutHeaderError;
+}
+
 interface Timings { decode: number; queue: number; compute: number; encode: number }
 
 function serverTiming(t: Timings): string {
   return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
 }
 
-export function registerRoutes(app: FastifyInstance, pool: NormPool, config: Readonly<Config>): void {
+function testFault(request: FastifyRequest): TaskFault | null {
+  const header = request.headers['x-test-fault'];
+  if (header === 'crash-worker') return { kind: 'crash' };
+  const sleep = typeof header === 'string' ? /^sleep-(\d+)$/.exec(header) : null;
+  return sleep ? { kind: 'sleep', ms: Number(sleep[1]) } : null;
+}
+
+export interface RouteDeps {
+  pool: NormPool;
+  config: Readonly<Config>;
+  metrics: Metrics;
+  state: ServiceState;
+}
+
+export function registerRoutes(app: FastifyInstance, { pool, config, metrics, state }: RouteDeps): void {
   app.decorateRequest('negotiated', null as unknown as Negotiated);
   app.decorateRequest('parseMs', 0);
+  app.decorateRequest('deadline', null as unknown as FastifyRequest['deadline']);
+  app.decorateRequest('timeoutHeaderError', null);
+  const admit = createAdmissionHook(config, state);
 
   /** checks every item, then allocates and computes them all, then encodes one body */
   async function respond(request: FastifyRequest, reply: FastifyReply, items: [NormOp, NormBody, string][], batch: boolean) {
     const started = performance.now();
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
-    const fromJson = requestEncoding === 'json';
-    const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, fromJson));
+    const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, requestEncoding === 'json'));
     const jobs: Job[] = checked.map(allocateJob);
+    const ctx: RunContext = {
+      pool, metrics, limits: config, signal: request.deadline.signal,
+      fault: config.faultInjection ? testFault(request) : null,
+    };
     const runStarted = performance.now();
-    const timings = await Promise.all(jobs.map((job) => runJob(job, pool, config)));
+    let timings;
+    try {
+      timings = await Promise.all(jobs.map((job) => runJob(job, ctx)));
+    } catch (err) {
+      if (err instanceof TaskAborted || request.deadline.signal.aborted) {
+        throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
+      }
+      throw err;
+    }
     const runMs = performance.now() - runStarted;
+    for (const req of checked) {
+      metrics.rows.inc({ op: req.op, dtype: req.input.dtype }, req.rows);
+      metrics.bytes.inc({ op: req.op, dtype: req.input.dtype }, req.input.size * (req.input.dtype === 'float64' ? 8 : req.input.dtype === 'float32' ? 4 : 2));
+    }
     const queue = Math.max(0, ...timings.map((t) => t.queueMs));
     const encodeStarted = performance.now();
     const results = jobs.map((job) => jobResponse(job, responseEncoding));
@@ -73,12 +111,13 @@ export function registerRoutes(app: FastifyInstance, pool: NormPool, config: Rea
     return reply.type(responseType).send(payload);
   }
 
+  const hooks = { onRequest: [checkMediaTypes, admit], preValidation: checkTimeoutHeader };
   for (const op of ['rmsnorm', 'layernorm'] as const) {
-    app.post(`/v1/${op}`, { schema: { body: normBodySchema(op) }, onRequest: checkMediaTypes }, (request, reply) =>
+    app.post(`/v1/${op}`, { schema: { body: normBodySchema(op) }, ...hooks }, (request, reply) =>
       respond(request, reply, [[op, request.body as NormBody, '']], false));
   }
 
-  app.post('/v1/batch', { schema: { body: batchBodySchema() }, onRequest: checkMediaTypes }, (request, reply) => {
+  app.post('/v1/batch', { schema: { body: batchBodySchema() }, ...hooks }, (request, reply) => {
     const { requests } = request.body as { requests: (NormBody & { op: NormOp })[] };
     return respond(request, reply, requests.map(({ op, ...body }, i) => [op, body, `requests[${i}].`]), true);
   });

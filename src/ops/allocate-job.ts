@@ -62,7 +62,7 @@ export function allocateJob(req: CheckedRequest): Job {
       op: req.op, memory, n: req.n, rowStart: 0, rowEnd: req.rows,
       inputDtype: req.input.dtype, outDtype: req.outDtype,
       eps: req.eps, epsOutside: req.epsOutside,
-      x, residual, y, scale, bias, mean, rstd,
+      x, residual, y, scale, bias, mean, rstd, fault: null,
     },
   };
 }

@@ -1,9 +1,10 @@
 // one job → its rows computed: inline when small, else split across the pool's workers.
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
 import { executeTask } from '../pool/execute-task.js';
-import type { NormPool } from '../pool/pool.js';
-import type { NormTask, TaskResult } from '../pool/protocol.js';
+import { TaskAborted, type NormPool } from '../pool/pool.js';
+import type { NormTask, TaskFault, TaskResult } from '../pool/protocol.js';
 import type { Job } from './allocate-job.js';
 
 export interface JobTiming {
@@ -13,36 +14,65 @@ export interface JobTiming {
   computeMs: number;
 }
 
-type Limits = Pick<Config, 'inlineMaxElements' | 'minTaskElements'>;
+export interface RunContext {
+  pool: NormPool;
+  limits: Pick<Config, 'inlineMaxElements' | 'minTaskElements'>;
+  metrics: Metrics;
+  /** fires at the deadline or when the client goes away */
+  signal: AbortSignal;
+  fault: TaskFault | null;
+}
 
-export async function runJob(job: Job, pool: NormPool, limits: Limits): Promise<JobTiming> {
+type Done = Extract<TaskResult, { ok: true }>;
+
+export async function runJob(job: Job, ctx: RunContext): Promise<JobTiming> {
   const { task } = job;
   const rows = task.rowEnd - task.rowStart;
   const elements = rows * task.n;
   const submittedAt = performance.timeOrigin + performance.now();
   if (rows === 0) return { queueMs: 0, computeMs: 0 };
-  if (elements <= limits.inlineMaxElements) {
-    return timing(submittedAt, [check(executeTask(task))]);
+  if (ctx.signal.aborted) throw new TaskAborted('deadline passed before the work started');
+  // faults are injected on workers only: a crash inline would take the server down
+  if (elements <= ctx.limits.inlineMaxElements && ctx.fault === null) {
+    return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task))]);
   }
-  const chunks = Math.min(pool.workers, rows, Math.ceil(elements / limits.minTaskElements));
+  const chunks = Math.min(ctx.pool.workers, rows, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
   const tasks: NormTask[] = [];
   for (let c = 0; c < chunks; c++) {
     tasks.push({
       ...task,
+      fault: ctx.fault,
       rowStart: task.rowStart + Math.floor((rows * c) / chunks),
       rowEnd: task.rowStart + Math.floor((rows * (c + 1)) / chunks),
     });
   }
-  const results = await Promise.all(tasks.map((t) => pool.run(t)));
-  return timing(submittedAt, results.map(check));
+  const results = await Promise.all(tasks.map((t) => runOnPool(t, ctx, submittedAt)));
+  return timing(submittedAt, results);
 }
 
-function check(result: TaskResult): Extract<TaskResult, { ok: true }> {
-  if (!result.ok) throw serviceError(result.code, result.message);
+async function runOnPool(task: NormTask, ctx: RunContext, submittedAt: number): Promise<Done> {
+  try {
+    return record(ctx.metrics, submittedAt, await ctx.pool.run(task, ctx.signal));
+  } catch (err) {
+    const outcome = err instanceof TaskAborted ? 'aborted'
+      : (err as { code?: string }).code === 'NORM_ERR_OVERLOADED' ? 'rejected' : 'failed';
+    ctx.metrics.tasks.inc({ outcome });
+    throw err;
+  }
+}
+
+function record(metrics: Metrics, submittedAt: number, result: TaskResult): Done {
+  if (!result.ok) {
+    metrics.tasks.inc({ outcome: 'failed' });
+    throw serviceError(result.code, result.message);
+  }
+  metrics.tasks.inc({ outcome: 'ok' });
+  metrics.taskWait.observe(Math.max(0, result.startedAt - submittedAt) / 1000);
+  metrics.taskRun.observe((result.finishedAt - result.startedAt) / 1000);
   return result;
 }
 
-function timing(submittedAt: number, results: Extract<TaskResult, { ok: true }>[]): JobTiming {
+function timing(submittedAt: number, results: Done[]): JobTiming {
   let queueMs = 0;
   let computeMs = 0;
   for (const r of results) {

@@ -9,14 +9,18 @@ import type { NormTask, TaskResult } from './protocol.js';
 // workers always run the compiled file
 const WORKER_FILE = fileURLToPath(new URL('../../dist/pool/worker.js', import.meta.url));
 
+/** thrown when a task's signal fired: the caller knows whether that was a deadline or a disconnect */
+export class TaskAborted extends Error {}
+
 export interface NormPool {
   readonly workers: number;
-  run(task: NormTask): Promise<TaskResult>;
-  close(): Promise<void>;
   readonly piscina: Piscina;
+  readonly closing: boolean;
+  run(task: NormTask, signal?: AbortSignal): Promise<TaskResult>;
+  close(): Promise<void>;
 }
 
-export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>): NormPool {
+export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, log: (err: Error) => void): NormPool {
   const piscina = new Piscina({
     filename: WORKER_FILE,
     minThreads: config.workers,
@@ -24,19 +28,27 @@ export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>): NormPo
     maxQueue: config.maxQueue,
     idleTimeout: Number.MAX_SAFE_INTEGER, // keep warm threads: start-up costs more than idle memory
   });
+  // a worker that dies with no task is reported here; unhandled, it would take the process down
+  piscina.on('error', log);
+  let closing = false;
   return {
     workers: config.workers,
     piscina,
-    async run(task) {
+    get closing() { return closing; },
+    async run(task, signal) {
       try {
-        return (await piscina.run(task)) as TaskResult;
+        return (await piscina.run(task, { signal })) as TaskResult;
       } catch (err) {
+        if (signal?.aborted) throw new TaskAborted('task aborted');
         if (err instanceof Error && err.message === 'Task queue is at limit') {
           throw serviceError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later');
         }
-        throw serviceError('NORM_ERR_WORKER_FAILED', `a worker failed: ${err instanceof Error ? err.message : String(err)}`);
+        throw serviceError('NORM_ERR_WORKER_FAILED', `a worker thread failed: ${err instanceof Error ? err.message : String(err)}`);
       }
     },
-    close: () => piscina.close(),
+    async close() {
+      closing = true;
+      await piscina.close();
+    },
   };
 }

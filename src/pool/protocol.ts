@@ -33,7 +33,11 @@ export interface NormTask {
   /** Float32Array per row */
   mean: Region | null;
   rstd: Region | null;
+  /** test-only fault injection (buildApp({ faultInjection: true })); null in service */
+  fault: TaskFault | null;
 }
+
+export type TaskFault = { kind: 'crash' } | { kind: 'sleep'; ms: number };
 
 /** workers answer with data, never by throwing: thrown errors lose their fields crossing threads */
 export type TaskResult =

@@ -1,0 +1,80 @@
+// what runs before a /v1/* request is read: auth (401 first), admission (503), and its deadline.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { serviceError, type ServiceError } from '../errors.js';
+
+export interface ServiceState {
+  /** set on SIGTERM: /readyz answers 503 and new work is refused */
+  draining: boolean;
+  /** /v1 requests admitted and not yet answered */
+  inFlight: number;
+}
+
+export interface Deadline {
+  signal: AbortSignal;
+  /** why the signal fired */
+  reason: () => 'deadline' | 'disconnect' | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    deadline: Deadline;
+    /** a bad X-Request-Timeout-Ms, answered after the body (400s come after 413) */
+    timeoutHeaderError: ServiceError | null;
+  }
+}
+
+const digest = (key: string) => createHash('sha256').update(key).digest();
+
+/** compares digests so the time taken says nothing about the keys */
+export function createAuthHook(apiKeys: readonly string[]) {
+  const keys = apiKeys.map(digest);
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    if (keys.length === 0 || !request.url.startsWith('/v1/')) return;
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer (.+)$/i.exec(header);
+    const given = digest(match ? match[1] : '');
+    let ok = false;
+    for (const key of keys) ok = timingSafeEqual(key, given) || ok;
+    if (!ok || match === null) throw serviceError('NORM_ERR_UNAUTHORIZED', 'Authorization: a valid "Bearer <key>" is required');
+  };
+}
+
+/** the deadline is min(REQUEST_TIMEOUT_MS, X-Request-Timeout-Ms); "decimal digits only, ≥ 1" */
+function timeoutFor(request: FastifyRequest, defaultMs: number): number {
+  const header = request.headers['x-request-timeout-ms'];
+  if (header === undefined) return defaultMs;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    request.timeoutHeaderError = serviceError('NORM_ERR_TIMEOUT_HEADER', `X-Request-Timeout-Ms: "${value.slice(0, 32)}" must be a whole number of milliseconds ≥ 1`);
+    return defaultMs;
+  }
+  return Math.min(Number(value), defaultMs);
+}
+
+export function createAdmissionHook(config: Pick<Config, 'requestTimeoutMs' | 'maxQueue' | 'workers'>, state: ServiceState) {
+  // each admitted request holds at most one body and its shared memory: this bounds memory
+  const maxInFlight = config.maxQueue + config.workers;
+  return async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (state.draining) throw serviceError('NORM_ERR_SHUTTING_DOWN', 'the server is shutting down; retry on another instance');
+    if (state.inFlight >= maxInFlight) throw serviceError('NORM_ERR_OVERLOADED', 'too many requests in flight; retry later');
+    state.inFlight++;
+    const controller = new AbortController();
+    let reason: 'deadline' | 'disconnect' | null = null;
+    const timer = setTimeout(() => {
+      reason = 'deadline';
+      controller.abort();
+    }, timeoutFor(request, config.requestTimeoutMs));
+    reply.raw.once('close', () => {
+      clearTimeout(timer);
+      state.inFlight--;
+      // closed before the answer was written: the client went away, drop its queued work
+      if (!reply.raw.writableFinished && reason === null) {
+        reason = 'disconnect';
+        controller.abort();
+      }
+    });
+    request.deadline = { signal: controller.signal, reason: () => reason };
+  };
+}

@@ -1,0 +1,46 @@
+// the Prometheus metrics of one app instance (its own registry, so tests can build many apps).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { NormPool } from './pool/pool.js';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  requestDuration: Histogram<'method' | 'route' | 'status'>;
+  rows: Counter<'op' | 'dtype'>;
+  bytes: Counter<'op' | 'dtype'>;
+  taskWait: Histogram;
+  taskRun: Histogram;
+  tasks: Counter<'outcome'>;
+  workerRestarts: Counter;
+}
+
+const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(pool: NormPool): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  const registers = [registry];
+  new Gauge({
+    name: 'norm_pool_queue_depth', help: 'tasks waiting for a worker thread', registers,
+    collect() { this.set(pool.piscina.queueSize); },
+  });
+  new Gauge({
+    name: 'norm_pool_utilization', help: 'share of worker-thread capacity in use since start (0..1)', registers,
+    collect() { this.set(pool.piscina.utilization); },
+  });
+  new Gauge({
+    name: 'norm_pool_workers', help: 'live worker threads', registers,
+    collect() { this.set(pool.piscina.threads.length); },
+  });
+  return {
+    registry,
+    requests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers }),
+    requestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request latency, by route and status', labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers }),
+    rows: new Counter({ name: 'norm_rows_total', help: 'rows normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    bytes: new Counter({ name: 'norm_bytes_total', help: 'input tensor bytes normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    taskWait: new Histogram({ name: 'norm_task_wait_seconds', help: 'time a pool task waited for a worker', buckets: SECONDS, registers }),
+    taskRun: new Histogram({ name: 'norm_task_run_seconds', help: 'time a task ran on a worker or inline', buckets: SECONDS, registers }),
+    tasks: new Counter({ name: 'norm_tasks_total', help: 'tasks by outcome: ok, failed, aborted (deadline or disconnect), rejected (queue full)', labelNames: ['outcome'], registers }),
+    workerRestarts: new Counter({ name: 'norm_worker_restarts_total', help: 'worker threads that died and were replaced', registers }),
+  };
+}
