@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveConfig, type Config } from './config.js';
 import { serviceError } from './errors.js';
 import { registerBodyParsers } from './http/body-parsers.js';
+import { registerDocs } from './http/docs.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { createAuthHook, type ServiceState } from './http/guards.js';
 import { registerOpsRoutes } from './http/ops-routes.js';
@@ -12,6 +13,7 @@ import { registerRoutes } from './http/routes.js';
 import { ajvKeywords } from './http/schemas.js';
 import { createMetrics } from './metrics.js';
 import { createPool } from './pool/pool.js';
+import { createSlabPool } from './pool/slab-pool.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +23,7 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const SLAB_CACHE_BYTES = 256 * 1024 * 1024; // 256 MiB of idle shared memory kept for reuse
 
 export async function buildApp(options: Partial<Config> = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
@@ -54,7 +57,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   // 401 before anything else, including 404 and overload
   app.addHook('onRequest', createAuthHook(config.apiKeys));
   await app.register(underPressure, {
-    maxEventLoopDelay: 1000, // ms: a main thread this late is not keeping up
+    maxEventLoopDelay: config.maxEventLoopDelayMs,
     pressureHandler: async (request) => {
       if (request.url.startsWith('/v1/')) throw serviceError('NORM_ERR_OVERLOADED', 'the server is overloaded; retry later');
     },
@@ -65,9 +68,11 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
   });
 
+  await registerDocs(app);
   registerErrorHandling(app);
-  registerBodyParsers(app, config.maxBodyBytes);
+  const slabs = createSlabPool(SLAB_CACHE_BYTES);
+  registerBodyParsers(app, config.maxBodyBytes, slabs);
   registerOpsRoutes(app, pool, metrics, state);
-  registerRoutes(app, { pool, config, metrics, state });
+  registerRoutes(app, { pool, config, metrics, state, slabs });
   return app;
 }

@@ -15,6 +15,8 @@ export interface Config {
   inlineMaxElements: number;
   /** a pool task gets at least this many elements, so small tensors are not split thin */
   minTaskElements: number;
+  /** mean event-loop delay (ms) beyond which /v1 requests get 503; 0 turns the check off */
+  maxEventLoopDelayMs: number;
   /** tests only, never from the environment: honour the X-Test-Fault header */
   faultInjection: boolean;
 }
@@ -52,6 +54,7 @@ export const defaults: Readonly<Config> = Object.freeze({
   logLevel: 'info',
   inlineMaxElements: 32 * 1024, // measured: below this a thread hop costs more than the work
   minTaskElements: 64 * 1024,
+  maxEventLoopDelayMs: 1000, // a main thread a second late is not keeping up
   faultInjection: false,
 });
 
@@ -68,13 +71,14 @@ const envSchemaDefinition = {
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     INLINE_MAX_ELEMENTS: { type: 'integer', minimum: 0 },
     MIN_TASK_ELEMENTS: { type: 'integer', minimum: 1 },
+    MAX_EVENT_LOOP_DELAY_MS: { type: 'integer', minimum: 0 },
   },
 } as const;
 
 interface RawEnv {
   PORT?: number; HOST?: string; WORKERS?: number; MAX_BODY_BYTES?: number; MAX_QUEUE?: number;
   REQUEST_TIMEOUT_MS?: number; API_KEYS?: string; LOG_LEVEL?: string;
-  INLINE_MAX_ELEMENTS?: number; MIN_TASK_ELEMENTS?: number;
+  INLINE_MAX_ELEMENTS?: number; MIN_TASK_ELEMENTS?: number; MAX_EVENT_LOOP_DELAY_MS?: number;
 }
 
 /** reads and validates the environment once at start-up; throws naming the bad variable */
@@ -86,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxQueue: raw.MAX_QUEUE, requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     apiKeys: raw.API_KEYS?.split(',').map((k) => k.trim()).filter((k) => k.length > 0),
     logLevel: raw.LOG_LEVEL, inlineMaxElements: raw.INLINE_MAX_ELEMENTS, minTaskElements: raw.MIN_TASK_ELEMENTS,
+    maxEventLoopDelayMs: raw.MAX_EVENT_LOOP_DELAY_MS,
   });
 }
 

@@ -1,6 +1,7 @@
 // turns a decoded msgpack value into the plain objects the schemas validate:
 // maps become objects (msgpack-numpy sends bin keys), msgpack-numpy ndarrays become
 // ordinary tensors remembered as numpy-form, numpy scalars become numbers.
+import { C1 } from 'msgpackr';
 import { serviceError } from '../errors.js';
 import { dtypeFromNumpy } from './dtype.js';
 import { numberFromFloat16Bits } from './half.js';
@@ -18,6 +19,8 @@ export function normalizeMsgpackBody(value: unknown): unknown {
 
 function normalize(value: unknown, depth: number): unknown {
   if (depth > MAX_DEPTH) throw serviceError('NORM_ERR_BODY_MALFORMED', `body: nested deeper than ${MAX_DEPTH} levels`);
+  // msgpackr decodes the never-used byte 0xc1 to a marker object instead of failing
+  if (value === C1) throw serviceError('NORM_ERR_BODY_MALFORMED', 'body: 0xc1 is not a msgpack value');
   if (value instanceof Map) return normalizeMap(value, depth);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

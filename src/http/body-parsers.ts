@@ -1,31 +1,49 @@
-// request bodies: msgpack (three media types) → plain objects; JSON stays fastify's strict parser.
-import type { FastifyInstance } from 'fastify';
+// request bodies: msgpack (three media types) read straight into a shared slab and decoded there;
+// JSON stays fastify's strict parser.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import { Unpackr } from 'msgpackr';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
+import type { SlabPool } from '../pool/slab-pool.js';
+import { readBodyIntoSlab } from './body-reader.js';
 import { MSGPACK_TYPES } from './media-types.js';
 
-// maps decode as Map so bin keys (msgpack-numpy) survive; bin data stays a view of the body
-const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
-
-export function registerBodyParsers(app: FastifyInstance, bodyLimit: number): void {
-  app.addContentTypeParser([...MSGPACK_TYPES], { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
-    const started = performance.now();
-    let value: unknown;
-    try {
-      value = normalizeMsgpackBody(unpackr.unpack(body as Buffer));
-    } catch (err) {
-      done(isServiceError(err) ? err : serviceError('NORM_ERR_BODY_MALFORMED', `body: not valid msgpack (${err instanceof Error ? err.message : String(err)})`), undefined);
-      return;
-    }
-    request.parseMs = performance.now() - started;
-    done(null, value);
-  });
-}
+// maps decode as Map so bin keys (msgpack-numpy) survive; bin data stays a view of the body slab.
+// structuredClone off: its id/pointer extensions let a few hundred bytes decode to a DAG whose
+// walk (normalize, validation) is exponential in its depth; no client of ours sends them
+const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, structuredClone: false });
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** ms spent decoding the body, for Server-Timing */
     parseMs: number;
+    /** shared slabs this request holds, given back when its response is done */
+    slabs: SharedArrayBuffer[];
   }
+}
+
+export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, slabs: SlabPool): void {
+  app.decorateRequest('parseMs', 0);
+  app.decorateRequest('slabs', null as unknown as SharedArrayBuffer[]);
+  app.addHook('onRequest', async (request) => {
+    request.slabs = [];
+  });
+  app.addHook('onResponse', async (request) => {
+    for (const slab of request.slabs) slabs.release(slab);
+    request.slabs.length = 0;
+  });
+
+  app.addContentTypeParser([...MSGPACK_TYPES], { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {
+    const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], bodyLimit, slabs);
+    request.slabs.push(slab);
+    const started = performance.now();
+    try {
+      const value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab, 0, length)));
+      request.parseMs = performance.now() - started;
+      return value;
+    } catch (err) {
+      throw isServiceError(err) ? err : serviceError('NORM_ERR_BODY_MALFORMED', `body: not valid msgpack (${err instanceof Error ? err.message : String(err)})`);
+    }
+  });
 }

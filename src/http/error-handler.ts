@@ -2,6 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isServiceError, serviceError, type ServiceError } from '../errors.js';
+import { TOO_LARGE } from './body-reader.js';
 
 interface AjvError {
   keyword: string;
@@ -47,7 +48,7 @@ function fromValidation(error: AjvError): ServiceError {
 function fromFastify(error: FastifyError): ServiceError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return serviceError('NORM_ERR_BODY_TOO_LARGE', 'body: larger than the byte limit');
+      return serviceError('NORM_ERR_BODY_TOO_LARGE', TOO_LARGE);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return serviceError('NORM_ERR_MEDIA_TYPE', 'Content-Type: must be application/json or application/msgpack');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -27,11 +27,28 @@ declare module 'fastify' {
 
 const digest = (key: string) => createHash('sha256').update(key).digest();
 
+/**
+ * under /v1/ as the router sees it: it routes "/%761/rmsnorm" to /v1/rmsnorm, so the raw URL alone
+ * is not enough; an unmatched path is guarded when it is under /v1/ raw or decoded (401 before 404)
+ */
+function isGuarded(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url;
+  if (route !== undefined) return route.startsWith('/v1/');
+  const path = request.url.split('?')[0];
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // a malformed escape: judge the raw path
+  }
+  return path.startsWith('/v1/') || decoded.startsWith('/v1/');
+}
+
 /** compares digests so the time taken says nothing about the keys */
 export function createAuthHook(apiKeys: readonly string[]) {
   const keys = apiKeys.map(digest);
   return async function authenticate(request: FastifyRequest): Promise<void> {
-    if (keys.length === 0 || !request.url.startsWith('/v1/')) return;
+    if (keys.length === 0 || !isGuarded(request)) return;
     const header = request.headers.authorization ?? '';
     const match = /^Bearer (.+)$/i.exec(header);
     const given = digest(match ? match[1] : '');

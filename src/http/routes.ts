@@ -7,12 +7,14 @@ import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { allocateJob, type Job } from '../ops/allocate-job.js';
 import { checkRequest, type CheckedRequest, type NormBody } from '../ops/check-request.js';
-import { jobResponse } from '../ops/job-response.js';
-import { runJob, type RunContext } from '../ops/run-job.js';
+import { jobResponse, packedResponse } from '../ops/job-response.js';
+import { runJob, settleAll, type RunContext } from '../ops/run-job.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { NormOp, TaskFault } from '../pool/protocol.js';
+import type { SlabPool } from '../pool/slab-pool.js';
 import { createAdmissionHook, type ServiceState } from './guards.js';
 import { encodingOf, essence, negotiate } from './media-types.js';
+import { batchRouteDoc, normRouteDoc } from './response-schemas.js';
 import { batchBodySchema, normBodySchema } from './schemas.js';
 
 // byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
@@ -57,16 +59,22 @@ function testFault(request: FastifyRequest): TaskFault | null {
   return sleep ? { kind: 'sleep', ms: Number(sleep[1]) } : null;
 }
 
+function encodeBody(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | string {
+  const results = jobs.map((job) => jobResponse(job, encoding));
+  const body = batch ? { results } : results[0];
+  return encoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);
+}
+
 export interface RouteDeps {
   pool: NormPool;
   config: Readonly<Config>;
   metrics: Metrics;
   state: ServiceState;
+  slabs: SlabPool;
 }
 
-export function registerRoutes(app: FastifyInstance, { pool, config, metrics, state }: RouteDeps): void {
+export function registerRoutes(app: FastifyInstance, { pool, config, metrics, state, slabs }: RouteDeps): void {
   app.decorateRequest('negotiated', null as unknown as Negotiated);
-  app.decorateRequest('parseMs', 0);
   app.decorateRequest('deadline', null as unknown as FastifyRequest['deadline']);
   app.decorateRequest('timeoutHeaderError', null);
   const admit = createAdmissionHook(config, state);
@@ -76,7 +84,7 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     const started = performance.now();
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
     const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, requestEncoding === 'json'));
-    const jobs: Job[] = checked.map(allocateJob);
+    const jobs: Job[] = checked.map((req) => allocateJob(req, slabs));
     const ctx: RunContext = {
       pool, metrics, limits: config, signal: request.deadline.signal,
       fault: config.faultInjection ? testFault(request) : null,
@@ -84,13 +92,18 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     const runStarted = performance.now();
     let timings;
     try {
-      timings = await Promise.all(jobs.map((job) => runJob(job, ctx)));
+      timings = await settleAll(jobs.map((job) => runJob(job, ctx)));
     } catch (err) {
+      // an aborted task may still be running on a worker that is being torn down: its slab is
+      // left to the garbage collector instead of being reused
       if (err instanceof TaskAborted || request.deadline.signal.aborted) {
         throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
       }
+      request.slabs.push(...jobs.map((job) => job.slab));
       throw err;
     }
+    // given back once the response is written (it may be a view of them)
+    request.slabs.push(...jobs.map((job) => job.slab));
     const runMs = performance.now() - runStarted;
     for (const req of checked) {
       metrics.rows.inc({ op: req.op, dtype: req.input.dtype }, req.rows);
@@ -98,9 +111,8 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     }
     const queue = Math.max(0, ...timings.map((t) => t.queueMs));
     const encodeStarted = performance.now();
-    const results = jobs.map((job) => jobResponse(job, responseEncoding));
-    const body = batch ? { results } : results[0];
-    const payload = responseEncoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);
+    const packed = !batch && responseEncoding === 'msgpack' ? packedResponse(jobs[0]) : null;
+    const payload = packed ?? encodeBody(jobs, responseEncoding, batch);
     const encode = performance.now() - encodeStarted;
     reply.header('server-timing', serverTiming({
       decode: request.parseMs + (runStarted - started),
@@ -113,11 +125,11 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
 
   const hooks = { onRequest: [checkMediaTypes, admit], preValidation: checkTimeoutHeader };
   for (const op of ['rmsnorm', 'layernorm'] as const) {
-    app.post(`/v1/${op}`, { schema: { body: normBodySchema(op) }, ...hooks }, (request, reply) =>
+    app.post(`/v1/${op}`, { schema: { ...normRouteDoc(op), body: normBodySchema(op) }, ...hooks }, (request, reply) =>
       respond(request, reply, [[op, request.body as NormBody, '']], false));
   }
 
-  app.post('/v1/batch', { schema: { body: batchBodySchema() }, ...hooks }, (request, reply) => {
+  app.post('/v1/batch', { schema: { ...batchRouteDoc(), body: batchBodySchema() }, ...hooks }, (request, reply) => {
     const { requests } = request.body as { requests: (NormBody & { op: NormOp })[] };
     return respond(request, reply, requests.map(({ op, ...body }, i) => [op, body, `requests[${i}].`]), true);
   });

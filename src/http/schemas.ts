@@ -16,8 +16,9 @@ const shapeSchema = {
 
 const dtypeSchema = { type: 'string', enum: DTYPE_NAMES };
 
-/** JSON tensors: data is a list of numbers; non-finite values as strings */
-const jsonTensor = {
+/** JSON tensors: data is a list of numbers; non-finite values as strings (the title names it in the OpenAPI document) */
+export const jsonTensor = {
+  title: 'Tensor',
   type: 'object',
   additionalProperties: false,
   required: ['shape', 'data'],
@@ -48,21 +49,32 @@ const msgpackTensor = {
   },
 };
 
+// descriptions are annotations: ajv ignores them, the OpenAPI document shows them
 function normFields(tensor: object, op: NormOp | null) {
   return {
-    input: tensor,
-    axis: { type: 'integer', default: -1, description: 'first normalized dimension; negative counts from the end' },
-    weight: tensor,
-    bias: tensor,
+    input: { ...tensor, description: 'the tensor to normalize, rank 1 to 8' },
+    axis: {
+      type: 'integer', default: -1,
+      description: 'normalize over the dimensions axis … rank-1; every index over the dimensions before it is one row. -rank ≤ axis < rank, negative counts from the end',
+    },
+    weight: { ...tensor, description: 'γ, of shape input.shape[axis:] exactly, any dtype; default all ones' },
+    bias: { ...tensor, description: 'β, of shape input.shape[axis:] exactly, any dtype; default all zeros' },
     eps: {
       type: 'number', minimum: 0,
-      ...(op === null ? { description: 'default 1e-6 for rmsnorm, 1e-5 for layernorm' } : { default: op === 'rmsnorm' ? 1e-6 : 1e-5 }),
+      description: 'finite, ≥ 0 (0 is allowed); default 1e-6 for rmsnorm, 1e-5 for layernorm',
+      ...(op === null ? {} : { default: op === 'rmsnorm' ? 1e-6 : 1e-5 }),
     },
-    eps_placement: { type: 'string', enum: ['inside', 'outside'], default: 'inside' },
-    weight_offset: { type: 'number', default: 0 },
-    residual: tensor,
-    return_stats: { type: 'boolean', default: false },
-    output_dtype: dtypeSchema,
+    eps_placement: {
+      type: 'string', enum: ['inside', 'outside'], default: 'inside',
+      description: '"inside": r = 1/sqrt(s + eps); "outside": r = 1/(sqrt(s) + eps)',
+    },
+    weight_offset: { type: 'number', default: 0, description: 'finite; the scale is weight_offset + γ (Gemma-style models send 1)' },
+    residual: {
+      ...tensor,
+      description: 'same shape and dtype as input: the operation normalizes h = input + residual, rounded to the input dtype, and returns h',
+    },
+    return_stats: { type: 'boolean', default: false, description: 'also return per-row rstd (and mean for layernorm)' },
+    output_dtype: { ...dtypeSchema, description: "dtype of output; default the input's dtype" },
   };
 }
 
@@ -78,13 +90,14 @@ function batchBody(tensor: object) {
     properties: {
       requests: {
         type: 'array',
+        description: 'one §2 request per item, with its op; if any item is invalid the whole batch is a 400 naming it (requests[3].weight: …) and nothing is computed',
         minItems: 1,
         maxItems: 1024,
         items: {
           type: 'object',
           additionalProperties: false,
           required: ['op', 'input'],
-          properties: { op: { type: 'string', enum: ['rmsnorm', 'layernorm'] }, ...normFields(tensor, null) },
+          properties: { op: { type: 'string', enum: ['rmsnorm', 'layernorm'], description: 'the operation for this item' }, ...normFields(tensor, null) },
         },
       },
     },

@@ -1,7 +1,10 @@
-// phase two: lay out one tensor's inputs and outputs in a SharedArrayBuffer and copy
-// the request's values in (the only copy of tensor bytes before the response).
-import { valueStorage } from '../codec/dtype.js';
-import { writeValues } from '../codec/read-tensor.js';
+// phase two: lay out one tensor's work in a shared slab. Binary input stays where the body put it
+// (read in place when aligned, else loaded row by row by the workers); the output sits after its
+// msgpack header, so a plain msgpack answer is sent straight from this memory.
+import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
+import { outputPrefix } from '../codec/msgpack-prefix.js';
+import { writeValues, type TensorIn } from '../codec/read-tensor.js';
+import type { SlabPool } from '../pool/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
 import type { CheckedRequest } from './check-request.js';
 
@@ -9,43 +12,79 @@ export interface Job {
   request: CheckedRequest;
   /** rows [0, rows) of this template are what runJob splits into tasks */
   task: NormTask;
+  slab: SharedArrayBuffer;
+  /** the msgpack answer `{output}` = slab bytes [start, start + length), once computed */
+  packed: { start: number; length: number };
 }
 
 const ALIGN = 8; // every region starts where a Float64Array may
 
-function bytesOf(dtype: string, length: number): number {
-  return length * (dtype === 'float64' ? 8 : dtype === 'float32' ? 4 : 2);
+const align = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
+
+/** where a tensor's values come from: in place, loaded by the workers, or written here */
+type Placement = { inPlace: Region } | { source: Region } | { write: TensorIn };
+
+function placement(t: TensorIn, valueType: Dtype): Placement {
+  if (t.source.kind !== 'bytes') return { write: t };
+  const { bytes } = t.source;
+  const memory = bytes.buffer;
+  if (!(memory instanceof SharedArrayBuffer)) return { write: t };
+  const itemsize = DTYPES[t.dtype].itemsize;
+  if (t.dtype === valueType && bytes.byteOffset % itemsize === 0) {
+    return { inPlace: { memory, byteOffset: bytes.byteOffset, length: t.size } };
+  }
+  return { source: { memory, byteOffset: bytes.byteOffset, length: bytes.byteLength } };
 }
 
-export function allocateJob(req: CheckedRequest): Job {
+export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
-  const statLength = req.returnStats ? req.rows : 0;
+  const valueBytes = DTYPES[valueType].itemsize;
   // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
   const paramLength = req.rows === 0 ? 0 : req.n;
+  const statLength = req.returnStats ? req.rows : 0;
+  const inputPlace = placement(req.input, valueType);
+  const residualPlace = req.residual === null ? null : placement(req.residual, valueType);
+  const yBytes = size * DTYPES[req.outDtype].itemsize;
+  const prefix = outputPrefix(req.outDtype, req.input.shape, yBytes);
 
+  // sizes first, then one slab
+  const plan: [string, number][] = [
+    ['scale', 8 * paramLength],
+    ['bias', req.bias === null ? 0 : 8 * paramLength],
+    ['mean', req.returnStats && req.op === 'layernorm' ? 4 * statLength : 0],
+    ['rstd', req.returnStats ? 4 * statLength : 0],
+    ['x', 'inPlace' in inputPlace ? 0 : valueBytes * size],
+    ['residual', residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size],
+  ];
+  const offsets: Record<string, number> = {};
   let cursor = 0;
-  const take = (byteLength: number, length: number): Region => {
-    const region = { byteOffset: cursor, length };
-    cursor += Math.ceil(byteLength / ALIGN) * ALIGN;
-    return region;
-  };
-  const x = take(bytesOf(valueType, size), size);
-  const residual = req.residual === null ? null : take(bytesOf(valueType, size), size);
-  const y = take(bytesOf(req.outDtype, size), size);
-  const scale = take(8 * paramLength, paramLength);
-  const bias = req.bias === null ? null : take(8 * paramLength, paramLength);
-  const mean = req.returnStats && req.op === 'layernorm' ? take(4 * statLength, statLength) : null;
-  const rstd = req.returnStats ? take(4 * statLength, statLength) : null;
+  for (const [name, bytes] of plan) {
+    offsets[name] = cursor;
+    cursor += align(bytes);
+  }
+  // y starts aligned, with its msgpack header right before it
+  const prefixStart = cursor + align(prefix.length) - prefix.length;
+  const yOffset = prefixStart + prefix.length;
+  const slab = slabs.acquire(yOffset + yBytes);
+  Buffer.from(slab, prefixStart, prefix.length).set(prefix);
 
-  const memory = new SharedArrayBuffer(cursor);
-  const values = (region: Region) => valueType === 'float64'
-    ? new Float64Array(memory, region.byteOffset, region.length)
-    : new Float32Array(memory, region.byteOffset, region.length);
-  writeValues(req.input, values(x));
-  if (residual !== null && req.residual !== null) writeValues(req.residual, values(residual));
-  const scaleView = new Float64Array(memory, scale.byteOffset, scale.length);
+  const region = (name: string, length: number): Region => ({ memory: slab, byteOffset: offsets[name], length });
+  const values = (r: Region) => (valueType === 'float64'
+    ? new Float64Array(r.memory, r.byteOffset, r.length) : new Float32Array(r.memory, r.byteOffset, r.length));
+  const place = (p: Placement, name: string): [Region, Region | null] => {
+    if ('inPlace' in p) return [p.inPlace, null];
+    const r = region(name, size);
+    if ('write' in p) writeValues(p.write, values(r));
+    return [r, 'source' in p ? p.source : null];
+  };
+  const [x, xSource] = place(inputPlace, 'x');
+  const [residual, residualSource] = residualPlace === null ? [null, null] : place(residualPlace, 'residual');
+
+  const scale = region('scale', paramLength);
+  const bias = req.bias === null ? null : region('bias', paramLength);
   if (paramLength > 0) {
+    const scaleView = new Float64Array(slab, scale.byteOffset, scale.length);
     if (req.weight === null) {
       scaleView.fill(req.weightOffset + 1);
     } else {
@@ -53,16 +92,23 @@ export function allocateJob(req: CheckedRequest): Job {
       // g = weight_offset + γ, once here in float64 instead of in every row
       if (req.weightOffset !== 0) for (let i = 0; i < scaleView.length; i++) scaleView[i] += req.weightOffset;
     }
-    if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
+    if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(slab, bias.byteOffset, bias.length));
   }
 
   return {
     request: req,
+    slab,
+    packed: { start: prefixStart, length: prefix.length + yBytes },
     task: {
-      op: req.op, memory, n: req.n, rowStart: 0, rowEnd: req.rows,
+      op: req.op, n: req.n, rowStart: 0, rowEnd: req.rows,
       inputDtype: req.input.dtype, outDtype: req.outDtype,
       eps: req.eps, epsOutside: req.epsOutside,
-      x, residual, y, scale, bias, mean, rstd, fault: null,
+      x, xSource, residual, residualSource,
+      y: { memory: slab, byteOffset: yOffset, length: size },
+      scale, bias,
+      mean: req.returnStats && req.op === 'layernorm' ? region('mean', statLength) : null,
+      rstd: req.returnStats ? region('rstd', statLength) : null,
+      fault: null,
     },
   };
 }

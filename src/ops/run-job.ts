@@ -46,8 +46,15 @@ export async function runJob(job: Job, ctx: RunContext): Promise<JobTiming> {
       rowEnd: task.rowStart + Math.floor((rows * (c + 1)) / chunks),
     });
   }
-  const results = await Promise.all(tasks.map((t) => runOnPool(t, ctx, submittedAt)));
-  return timing(submittedAt, results);
+  return timing(submittedAt, await settleAll(tasks.map((t) => runOnPool(t, ctx, submittedAt))));
+}
+
+/** like Promise.all, but waits for every promise: no task may still write to memory we give back */
+export async function settleAll<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
 async function runOnPool(task: NormTask, ctx: RunContext, submittedAt: number): Promise<Done> {

@@ -1,44 +1,47 @@
 // runs one task's rows: on a worker, or inline on the main thread for small tensors.
 import { addResidualRows } from '../kernels/add-residual.js';
 import { layernormRows } from '../kernels/layernorm.js';
+import { loadRows } from '../kernels/load-rows.js';
 import { rmsnormRows } from '../kernels/rmsnorm.js';
 import type { OutputArray, ValueArray } from '../kernels/types.js';
 import type { NormTask, Region, TaskResult } from './protocol.js';
 
 type ArrayType = Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor;
 
-function view<T extends ArrayType>(type: T, memory: SharedArrayBuffer, region: Region): InstanceType<T> {
-  return new (type as Float32ArrayConstructor)(memory, region.byteOffset, region.length) as InstanceType<T>;
+function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
+  return new (type as Float32ArrayConstructor)(region.memory, region.byteOffset, region.length) as InstanceType<T>;
 }
 
 export function executeTask(task: NormTask): TaskResult {
   const startedAt = performance.timeOrigin + performance.now();
   try {
-    const { memory } = task;
-    const valueType = task.inputDtype === 'float64' ? Float64Array : Float32Array;
+    const { n, rowStart, rowEnd, inputDtype } = task;
+    const valueType = inputDtype === 'float64' ? Float64Array : Float32Array;
     const outType = task.outDtype === 'float64' ? Float64Array : task.outDtype === 'float32' ? Float32Array : Uint16Array;
-    let x: ValueArray = view(valueType, memory, task.x);
+    let x: ValueArray = view(valueType, task.x);
+    if (task.xSource !== null) loadRows(task.xSource.memory, task.xSource.byteOffset, inputDtype, x, n, rowStart, rowEnd);
     if (task.residual !== null) {
-      const h: ValueArray = view(valueType, memory, task.residual);
-      addResidualRows(x, h, task.inputDtype, task.n, task.rowStart, task.rowEnd);
+      const h: ValueArray = view(valueType, task.residual);
+      if (task.residualSource !== null) loadRows(task.residualSource.memory, task.residualSource.byteOffset, inputDtype, h, n, rowStart, rowEnd);
+      addResidualRows(x, h, inputDtype, n, rowStart, rowEnd);
       x = h;
     }
     const buffers = {
       x,
-      y: view(outType, memory, task.y) as OutputArray,
+      y: view(outType, task.y) as OutputArray,
       outDtype: task.outDtype,
-      mean: task.mean === null ? null : view(Float32Array, memory, task.mean),
-      rstd: task.rstd === null ? null : view(Float32Array, memory, task.rstd),
+      mean: task.mean === null ? null : view(Float32Array, task.mean),
+      rstd: task.rstd === null ? null : view(Float32Array, task.rstd),
     };
     const params = {
-      n: task.n,
+      n,
       eps: task.eps,
       epsOutside: task.epsOutside,
-      scale: view(Float64Array, memory, task.scale),
-      bias: task.bias === null ? null : view(Float64Array, memory, task.bias),
+      scale: view(Float64Array, task.scale),
+      bias: task.bias === null ? null : view(Float64Array, task.bias),
     };
-    if (task.op === 'rmsnorm') rmsnormRows(buffers, params, task.rowStart, task.rowEnd);
-    else layernormRows(buffers, params, task.rowStart, task.rowEnd);
+    if (task.op === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd);
+    else layernormRows(buffers, params, rowStart, rowEnd);
     return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now() };
   } catch (err) {
     return { ok: false, code: 'NORM_ERR_WORKER_FAILED', message: err instanceof Error ? err.message : String(err) };

@@ -3,16 +3,15 @@ import type { Dtype } from '../kernels/types.js';
 
 export type NormOp = 'rmsnorm' | 'layernorm';
 
-/** a typed-array view into the task's shared memory, in elements of its type */
+/** a typed-array view into shared memory: elements of its type, or bytes for a source */
 export interface Region {
+  memory: SharedArrayBuffer;
   byteOffset: number;
   length: number;
 }
 
 export interface NormTask {
   op: NormOp;
-  /** all of one tensor's inputs and outputs; workers read and write it in place */
-  memory: SharedArrayBuffer;
   n: number;
   rowStart: number;
   rowEnd: number;
@@ -22,8 +21,11 @@ export interface NormTask {
   epsOutside: boolean;
   /** float32 values (float64 when inputDtype is float64) */
   x: Region;
+  /** when set: the request body's raw bytes of inputDtype (any alignment), loaded into x first */
+  xSource: Region | null;
   /** same type as x; overwritten with h = x + residual, which is then normalized */
   residual: Region | null;
+  residualSource: Region | null;
   /** outDtype storage: Float32Array, Float64Array, or Uint16Array bits */
   y: Region;
   /** Float64Array: weight_offset + weight */

@@ -1,0 +1,112 @@
+// the last step of the OpenAPI document: schemas with a title become named components, the error
+// answers shared by operations become components.responses, and every map is put in a fixed order,
+// so the checked-in document diffs cleanly.
+import { isDeepStrictEqual } from 'node:util';
+import { componentDescriptions } from './response-schemas.js';
+
+type Json = Record<string, unknown>;
+
+const RESPONSE_NAMES: Readonly<Record<string, string>> = {
+  400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 406: 'NotAcceptable', 413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'GatewayTimeout',
+};
+/** response headers the server always sends with that answer */
+const ALWAYS_SENT_HEADERS = new Set(['Server-Timing', 'Retry-After']);
+const TOP_LEVEL_ORDER = ['openapi', 'info', 'servers', 'tags', 'security', 'paths', 'components'];
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const without = (o: Json, key: string): Json => Object.fromEntries(Object.entries(o).filter(([k]) => k !== key));
+const sorted = (o: Json, compare?: (a: string, b: string) => number): Json =>
+  Object.fromEntries(Object.keys(o).sort(compare).map((k) => [k, o[k]]));
+
+class Components {
+  readonly schemas: Json = {};
+  readonly responses: Json = {};
+
+  /** depth first, so a component refers to the components inside it; example values are data, not schemas */
+  hoistSchemas(node: unknown): unknown {
+    if (Array.isArray(node)) return node.map((item) => this.hoistSchemas(item));
+    if (!isObject(node)) return node;
+    const out: Json = {};
+    for (const [key, value] of Object.entries(node)) out[key] = key === 'example' || key === 'examples' ? value : this.hoistSchemas(value);
+    if (typeof out.title !== 'string' || !('type' in out || 'oneOf' in out || 'anyOf' in out)) return out;
+    const title = out.title;
+    const core = without(out, 'description');
+    const own = componentDescriptions[title];
+    const existing = this.schemas[title];
+    if (existing === undefined) {
+      this.schemas[title] = own === undefined ? core : { ...core, description: own };
+    } else if (!isDeepStrictEqual(without(existing as Json, 'description'), core)) {
+      throw new Error(`OpenAPI: two different schemas are titled ${title}`);
+    }
+    const ref: Json = { $ref: `#/components/schemas/${title}` };
+    if (typeof out.description === 'string' && out.description !== own) ref.description = out.description;
+    return ref;
+  }
+
+  /** an error answer (its schema is Error<status>) that several operations share is written once */
+  hoistResponse(status: string, response: Json): Json {
+    const name = RESPONSE_NAMES[status];
+    const schema = ((response.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
+    if (name === undefined || schema?.$ref !== `#/components/schemas/Error${status}`) return response;
+    const existing = this.responses[name];
+    if (existing === undefined) this.responses[name] = response;
+    else if (!isDeepStrictEqual(existing, response)) throw new Error(`OpenAPI: two different ${status} answers`);
+    return { $ref: `#/components/responses/${name}` };
+  }
+}
+
+function tidyResponse(response: Json): Json {
+  const out = { ...response };
+  if (isObject(out.headers)) {
+    const headers: Json = {};
+    for (const [name, header] of Object.entries(sorted(out.headers))) {
+      headers[name] = ALWAYS_SENT_HEADERS.has(name) ? { ...(header as Json), required: true } : header;
+    }
+    out.headers = headers;
+  }
+  if (isObject(out.content)) out.content = sorted(out.content);
+  return out;
+}
+
+function tidyOperation(operation: Json, components: Components): Json {
+  const out = components.hoistSchemas(operation) as Json;
+  if (isObject(out.requestBody) && isObject(out.requestBody.content)) {
+    out.requestBody = { ...out.requestBody, content: sorted(out.requestBody.content) };
+  }
+  const responses: Json = {};
+  const byStatus = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+  for (const [status, response] of Object.entries(sorted(out.responses as Json, byStatus))) {
+    responses[status] = components.hoistResponse(status, tidyResponse(response as Json));
+  }
+  out.responses = responses;
+  return out;
+}
+
+/** /v1 paths first, then the service endpoints, each group in alphabetical order */
+const pathOrder = (a: string, b: string) => Number(!a.startsWith('/v1/')) - Number(!b.startsWith('/v1/')) || a.localeCompare(b);
+
+export function tidyDocument(document: Json): Json {
+  const components = new Components();
+  const given = (document.components ?? {}) as Json;
+  for (const [name, response] of Object.entries((given.responses ?? {}) as Json)) {
+    components.responses[name] = tidyResponse(components.hoistSchemas(response) as Json);
+  }
+  const paths: Json = {};
+  for (const [path, item] of Object.entries(sorted(document.paths as Json, pathOrder))) {
+    const operations: Json = {};
+    for (const [method, operation] of Object.entries(sorted(item as Json))) operations[method] = tidyOperation(operation as Json, components);
+    paths[path] = operations;
+  }
+  const merged: Json = {
+    ...document,
+    paths,
+    components: sorted({
+      ...given,
+      schemas: sorted({ ...(given.schemas as Json), ...components.schemas }),
+      responses: sorted(components.responses),
+    }),
+  };
+  const keys = [...TOP_LEVEL_ORDER.filter((k) => k in merged), ...Object.keys(merged).filter((k) => !TOP_LEVEL_ORDER.includes(k)).sort()];
+  return Object.fromEntries(keys.map((k) => [k, merged[k]]));
+}

@@ -1,0 +1,211 @@
+// what each route answers, per status and media type: fastify serializes error bodies with these
+// schemas, and @fastify/swagger writes them (with summaries, headers, examples) into the OpenAPI document.
+// a schema with a `title` becomes a named component of the document (see doc-tidy.ts).
+import { STATUS_CODES } from 'node:http';
+import { DTYPE_NAMES } from '../codec/dtype.js';
+import { errors, type ErrorCode } from '../errors.js';
+import type { NormOp } from '../pool/protocol.js';
+import { errorExamples, responseExamples } from './doc-examples.js';
+import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
+import { jsonTensor } from './schemas.js';
+
+const dtype = { type: 'string', enum: DTYPE_NAMES };
+const shape = { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1, maxItems: 8 };
+const binary = { type: 'string', format: 'binary' };
+const listData = {
+  type: 'array',
+  items: { anyOf: [{ type: 'number' }, { type: 'string', enum: ['NaN', 'Infinity', '-Infinity'] }] },
+};
+
+const tensorBinary = {
+  title: 'TensorBinary',
+  type: 'object',
+  additionalProperties: false,
+  required: ['dtype', 'shape', 'data'],
+  properties: { dtype, shape, data: { ...binary, description: 'msgpack bin: the raw little-endian elements, prod(shape) × itemsize bytes' } },
+};
+
+const numpyArray = {
+  title: 'NumpyArray',
+  type: 'object',
+  additionalProperties: false,
+  required: ['nd', 'type', 'shape', 'data'],
+  properties: {
+    nd: { type: 'boolean', enum: [true] },
+    type: { type: 'string', enum: ['<f4', '<f8', '<f2'], description: 'float32, float64, float16' },
+    kind: { description: 'empty', anyOf: [{ type: 'string', maxLength: 0 }, binary] },
+    shape,
+    data: { ...binary, description: 'the raw little-endian elements' },
+  },
+};
+
+/** a request tensor in msgpack (the route schema checks it with the annotation x-msgpack-data, which ajv ignores) */
+export const tensorMsgpack = { title: 'TensorMsgpack', oneOf: [jsonTensor, tensorBinary, numpyArray] };
+
+const tensorOut = {
+  title: 'TensorOut',
+  type: 'object',
+  additionalProperties: false,
+  required: ['dtype', 'shape', 'data'],
+  properties: { dtype, shape, data: { ...listData, description: 'prod(shape) numbers, row-major' } },
+};
+
+const tensorOutMsgpack = { title: 'TensorOutMsgpack', oneOf: [tensorBinary, numpyArray] };
+
+/** what a named component says about itself; a field that uses it says what it holds there */
+export const componentDescriptions: Readonly<Record<string, string>> = {
+  Tensor: 'A tensor: row-major shape, data a list of prod(shape) numbers ("NaN", "Infinity", "-Infinity" for the non-finite values), dtype float32 unless given.',
+  TensorMsgpack: 'A tensor in msgpack: the list form of Tensor; data as bin (dtype required); or a msgpack-numpy ndarray. A msgpackr Float32Array/Float64Array extension is accepted as data too (dtype, if given, must match); other typed arrays are a 400.',
+  TensorBinary: 'A tensor whose data is msgpack bin.',
+  NumpyArray: 'A msgpack-numpy ndarray: a map whose keys are msgpack bin (str is accepted too). A response answers in this form when the request input came in it (bfloat16 excepted); in a batch, item by item.',
+  TensorOut: 'A result tensor in JSON.',
+  TensorOutMsgpack: 'A result tensor in msgpack: data is bin, or the msgpack-numpy form when the input came in it.',
+};
+
+function normResponse(op: NormOp, tensor: object, title: string) {
+  return {
+    title,
+    type: 'object',
+    additionalProperties: false,
+    required: ['output'],
+    properties: {
+      output: { ...tensor, description: "input's shape, in output_dtype" },
+      residual: { ...tensor, description: 'only when residual was sent: h = input + residual, rounded to the input dtype' },
+      ...(op === 'layernorm'
+        ? { mean: { ...tensor, description: 'with return_stats: float32 per-row mean, of shape input.shape[:axis], or [1] where that is empty' } }
+        : {}),
+      rstd: { ...tensor, description: 'with return_stats: float32 per-row r, of shape input.shape[:axis], or [1] where that is empty' },
+    },
+  };
+}
+
+const capitalized = (op: NormOp) => `${op[0].toUpperCase()}${op.slice(1)}`;
+
+function batchResponse(title: string, tensor: object) {
+  const item = { anyOf: (['rmsnorm', 'layernorm'] as const).map((op) => normResponse(op, tensor, `${capitalized(op)}Response${title.slice('BatchResponse'.length)}`)) };
+  return {
+    title,
+    type: 'object',
+    additionalProperties: false,
+    required: ['results'],
+    properties: { results: { type: 'array', minItems: 1, maxItems: 1024, description: 'one response per request, in order', items: item } },
+  };
+}
+
+/** the codes of the error table that answer with `status` */
+export function codesFor(status: number): ErrorCode[] {
+  return (Object.keys(errors) as ErrorCode[]).filter((code) => new errors[code]('').statusCode === status);
+}
+
+/** exactly the body the error handler sends: fast-json-stringify writes these four fields in this order */
+function errorBody(status: number) {
+  return {
+    title: `Error${status}`,
+    type: 'object',
+    additionalProperties: false,
+    required: ['statusCode', 'code', 'error', 'message'],
+    properties: {
+      statusCode: { type: 'integer', enum: [status] },
+      code: { type: 'string', enum: codesFor(status), description: 'stable and machine-readable' },
+      error: { type: 'string', enum: [STATUS_CODES[status]] },
+      message: { type: 'string', description: 'starts with the path of the offending field or header, e.g. requests[2].weight.shape' },
+    },
+  };
+}
+
+const ERROR_WHEN: Readonly<Record<number, string>> = {
+  400: 'Malformed msgpack or JSON, schema violation, unknown dtype, data length ≠ shape, bad axis, eps, weight, bias or residual shape, n = 0, or a bad X-Request-Timeout-Ms.',
+  401: 'API keys are configured and the request has no valid Authorization: Bearer <key>. Checked before anything else.',
+  404: 'No such route.',
+  406: 'Accept allows neither application/json nor a msgpack type.',
+  413: 'The body is over the byte limit (MAX_BODY_BYTES): by its Content-Length, or as the bytes arrive.',
+  415: 'Content-Type is missing, or neither application/json nor a msgpack type.',
+  500: 'An internal error, or a worker thread failed.',
+  503: 'The work queue is full or the server is shutting down.',
+  504: "The request's deadline passed before its result was ready.",
+};
+
+const retryAfter = { type: 'integer', minimum: 0, description: 'seconds to wait before retrying' };
+
+const serverTiming = {
+  type: 'string',
+  pattern: '^(?=.*\\bdecode;dur=)(?=.*\\bqueue;dur=)(?=.*\\bcompute;dur=)(?=.*\\bencode;dur=)',
+  description: 'the metrics decode, queue, compute and encode, each with its dur in milliseconds, e.g. "decode;dur=0.120, queue;dur=0.010, compute;dur=0.050, encode;dur=0.020"',
+};
+
+/** an error answer in the `content` form fastify and @fastify/swagger both read */
+export function errorResponse(status: number) {
+  const examples = errorExamples[status];
+  return {
+    description: ERROR_WHEN[status],
+    ...(status === 503 ? { headers: { 'Retry-After': retryAfter } } : {}),
+    content: { [JSON_TYPE]: { schema: errorBody(status), ...(examples ? { examples } : {}) } },
+  };
+}
+
+function okResponse(description: string, json: object, msgpack: object, examples: object) {
+  const content: Record<string, object> = { [JSON_TYPE]: { schema: json, examples } };
+  for (const type of MSGPACK_TYPES) content[type] = { schema: msgpack };
+  return { description, headers: { 'Server-Timing': serverTiming }, content };
+}
+
+const V1_ERRORS = [400, 401, 406, 413, 415, 500, 503, 504];
+
+function v1Responses(ok: object) {
+  return { 200: ok, ...Object.fromEntries(V1_ERRORS.map((status) => [status, errorResponse(status)])) };
+}
+
+const NORM_DOCS: Readonly<Record<NormOp, { summary: string; description: string }>> = {
+  rmsnorm: {
+    summary: 'RMSNorm of every row',
+    description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: s = (1/n) Σ xᵢ², yᵢ = xᵢ · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',
+  },
+  layernorm: {
+    summary: 'LayerNorm of every row',
+    description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: μ = (1/n) Σ xᵢ, s = (1/n) Σ (xᵢ − μ)² (biased variance, two-pass), yᵢ = (xᵢ − μ) · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',
+  },
+};
+
+/** everything but the body of a POST /v1/rmsnorm or /v1/layernorm route schema */
+export function normRouteDoc(op: NormOp) {
+  const name = capitalized(op);
+  return {
+    operationId: op,
+    tags: ['normalization'],
+    ...NORM_DOCS[op],
+    response: v1Responses(okResponse(
+      'the normalized tensor, in the negotiated encoding',
+      normResponse(op, tensorOut, `${name}Response`),
+      normResponse(op, tensorOutMsgpack, `${name}ResponseMsgpack`),
+      responseExamples[op],
+    )),
+  };
+}
+
+/** everything but the body of the POST /v1/batch route schema */
+export function batchRouteDoc() {
+  return {
+    operationId: 'batch',
+    tags: ['normalization'],
+    summary: 'Several normalizations in one request',
+    description: 'Each item is a §2 request with its op; the results come in order. The whole batch is checked before anything is computed.',
+    response: v1Responses(okResponse(
+      'one result per request, in order, in the negotiated encoding',
+      batchResponse('BatchResponse', tensorOut),
+      batchResponse('BatchResponseMsgpack', tensorOutMsgpack),
+      responseExamples.batch,
+    )),
+  };
+}
+
+/** request headers of every /v1 route (documentation only: guards.ts checks X-Request-Timeout-Ms) */
+export const v1RequestHeaders = {
+  type: 'object',
+  properties: {
+    'X-Request-Timeout-Ms': {
+      type: 'string',
+      pattern: '^0*[1-9][0-9]*$',
+      description: 'a shorter deadline for this request, in ms: decimal digits only, ≥ 1; larger values are capped at REQUEST_TIMEOUT_MS; anything else is a 400',
+    },
+  },
+};

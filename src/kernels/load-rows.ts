@@ -1,0 +1,31 @@
+// raw little-endian bytes of a row range (straight from the request body, at any byte offset)
+// → the values the kernels read. Runs on the workers, so this copy is spread over all of them.
+import { widenBfloat16, widenFloat16 } from '../codec/half.js';
+import type { Dtype, ValueArray } from './types.js';
+
+let scratch = new Uint16Array(0); // for float16/bfloat16 rows at an odd byte offset
+
+export function loadRows(
+  memory: SharedArrayBuffer, byteOffset: number, dtype: Dtype, dst: ValueArray, n: number, rowStart: number, rowEnd: number,
+): void {
+  const start = rowStart * n;
+  const count = (rowEnd - rowStart) * n;
+  if (dtype === 'float32' || dtype === 'float64') {
+    const size = dst.BYTES_PER_ELEMENT;
+    new Uint8Array(dst.buffer, dst.byteOffset + start * size, count * size)
+      .set(new Uint8Array(memory, byteOffset + start * size, count * size));
+    return;
+  }
+  const at = byteOffset + start * 2;
+  let bits: Uint16Array;
+  if (at % 2 === 0) {
+    bits = new Uint16Array(memory, at, count);
+  } else {
+    if (scratch.length < count) scratch = new Uint16Array(count);
+    bits = scratch.subarray(0, count);
+    new Uint8Array(bits.buffer, 0, count * 2).set(new Uint8Array(memory, at, count * 2));
+  }
+  const out = (dst as Float32Array).subarray(start, start + count);
+  if (dtype === 'float16') widenFloat16(bits, out);
+  else widenBfloat16(bits, out);
+}

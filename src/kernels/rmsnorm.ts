@@ -1,0 +1,20 @@
+// RMSNorm over rows: s = (1/n)·Σx², r = 1/sqrt(s + eps) or 1/(sqrt(s) + eps), y = x·r·g + β.
+import { sumSquares } from './row-sums.js';
+import { storeRow } from './store-row.js';
+import type { NormBuffers, NormParams } from './types.js';
+
+/** normalizes rows [rowStart, rowEnd) of buf.x into buf.y, and buf.rstd when asked */
+export function rmsnormRows(buf: NormBuffers, p: NormParams, rowStart: number, rowEnd: number): void {
+  const { x, rstd } = buf;
+  const { n, eps, epsOutside } = p;
+  for (let row = rowStart; row < rowEnd; row++) {
+    const off = row * n;
+    // squares in float64: float32 rows near 1e±30 stay in range, and the blocked,
+    // compensated sum keeps float64 rows accurate (see row-sums.ts). With eps = 0 an
+    // all-zero row gives r = Inf and y = 0·Inf = NaN, as the contract asks.
+    const s = sumSquares(x, off, n) / n;
+    const r = epsOutside ? 1 / (Math.sqrt(s) + eps) : 1 / Math.sqrt(s + eps);
+    storeRow(buf, p, off, 0, r);
+    if (rstd !== null) rstd[row] = r;
+  }
+}
