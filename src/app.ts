@@ -23,7 +23,7 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-const SLAB_CACHE_BYTES = 256 * 1024 * 1024; // 256 MiB of idle shared memory kept for reuse
+const TENSOR_MEMORY_BYTES = 4 * 1024 ** 3; // 4 GiB: the wasm32 limit; reserved as address space, used as needed
 
 export async function buildApp(options: Partial<Config> = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
@@ -70,7 +70,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
 
   await registerDocs(app);
   registerErrorHandling(app);
-  const slabs = createSlabPool(SLAB_CACHE_BYTES);
+  const slabs = createSlabPool(TENSOR_MEMORY_BYTES);
   registerBodyParsers(app, config.maxBodyBytes, slabs);
   registerOpsRoutes(app, pool, metrics, state);
   registerRoutes(app, { pool, config, metrics, state, slabs });

@@ -1,4 +1,5 @@
 // entry point: read the environment, build the app, listen, drain on SIGTERM/SIGINT.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 
@@ -6,6 +7,21 @@ const config = loadConfig();
 const app = await buildApp(config);
 
 const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline, for the last responses to flush
+const PRESSURE_SAMPLE_MS = 1_000; // @fastify/under-pressure's default sampleInterval
+const SETTLE_LIMIT_MS = 5_000; // listen by then even if the loop is still slow
+
+// close() waits for every connection, and a client's kept-alive one would hold it until it idles
+// out (fastify's keepAliveTimeout is 72 s): while draining, answers close their connections
+app.addHook('onSend', async (_request, reply) => {
+  if (app.service.draining) reply.header('connection', 'close');
+});
+app.server.on('request', (req, res) => {
+  // an answer whose headers went out before the signal said keep-alive: end its connection once it
+  // is flushed (closeIdleConnections would also cut answers that are ended but still being written)
+  res.once('finish', () => {
+    if (app.service.draining) req.socket.end();
+  });
+});
 
 let draining = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -29,4 +45,13 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
+// ready() compiles every route's schemas, blocking the event loop for about a second; under-pressure
+// samples the delay once a second and would shed the first second's /v1 requests as overload while
+// /readyz says 200. Listen once a sample taken after start-up says the loop keeps up.
+await app.ready();
+if (config.maxEventLoopDelayMs > 0) {
+  const settleBy = Date.now() + SETTLE_LIMIT_MS;
+  await sleep(PRESSURE_SAMPLE_MS + 50);
+  while (app.isUnderPressure() && Date.now() < settleBy) await sleep(50);
+}
 await app.listen({ port: config.port, host: config.host });

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { Unpackr } from 'msgpackr';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
-import type { SlabPool } from '../pool/slab-pool.js';
+import type { Slab, SlabPool } from '../pool/slab-pool.js';
 import { readBodyIntoSlab } from './body-reader.js';
 import { MSGPACK_TYPES } from './media-types.js';
 
@@ -19,13 +19,13 @@ declare module 'fastify' {
     /** ms spent decoding the body, for Server-Timing */
     parseMs: number;
     /** shared slabs this request holds, given back when its response is done */
-    slabs: SharedArrayBuffer[];
+    slabs: Slab[];
   }
 }
 
 export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, slabs: SlabPool): void {
   app.decorateRequest('parseMs', 0);
-  app.decorateRequest('slabs', null as unknown as SharedArrayBuffer[]);
+  app.decorateRequest('slabs', null as unknown as Slab[]);
   app.addHook('onRequest', async (request) => {
     request.slabs = [];
   });
@@ -39,7 +39,7 @@ export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, sla
     request.slabs.push(slab);
     const started = performance.now();
     try {
-      const value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab, 0, length)));
+      const value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab.memory, slab.offset, length)));
       request.parseMs = performance.now() - started;
       return value;
     } catch (err) {

@@ -2,17 +2,17 @@
 // chunks into memory the workers can read. Enforces the byte limit as the bytes arrive (§4: early 413).
 import type { Readable } from 'node:stream';
 import { serviceError } from '../errors.js';
-import type { SlabPool } from '../pool/slab-pool.js';
+import type { Slab, SlabPool } from '../pool/slab-pool.js';
 
 const CHUNKED_START = 64 * 1024; // first guess for a body without Content-Length
 export const TOO_LARGE = 'body: larger than the byte limit';
 
-export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limit: number, slabs: SlabPool): Promise<{ slab: SharedArrayBuffer; length: number }> {
+export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limit: number, slabs: SlabPool): Promise<{ slab: Slab; length: number }> {
   const declared = contentLength === undefined ? NaN : Number(contentLength);
   if (declared > limit) return Promise.reject(serviceError('NORM_ERR_BODY_TOO_LARGE', TOO_LARGE));
   return new Promise((resolve, reject) => {
     let slab = slabs.acquire(Number.isNaN(declared) ? CHUNKED_START : Math.max(declared, 1));
-    let bytes = new Uint8Array(slab);
+    let bytes = new Uint8Array(slab.memory, slab.offset, slab.size);
     let received = 0;
     const finish = (err: Error | null) => {
       payload.removeListener('data', onData);
@@ -35,7 +35,7 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
         }
         // chunked: grow by doubling, so the copies add up to less than one more body
         const grown = slabs.acquire(Math.min(Math.max(bytes.length * 2, received + chunk.length), limit));
-        const grownBytes = new Uint8Array(grown);
+        const grownBytes = new Uint8Array(grown.memory, grown.offset, grown.size);
         grownBytes.set(bytes.subarray(0, received));
         slabs.release(slab);
         slab = grown;

@@ -4,7 +4,7 @@
 import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
 import { outputPrefix } from '../codec/msgpack-prefix.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
-import type { SlabPool } from '../pool/slab-pool.js';
+import type { Slab, SlabPool } from '../pool/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
 import type { CheckedRequest } from './check-request.js';
 
@@ -12,7 +12,7 @@ export interface Job {
   request: CheckedRequest;
   /** rows [0, rows) of this template are what runJob splits into tasks */
   task: NormTask;
-  slab: SharedArrayBuffer;
+  slab: Slab;
   /** the msgpack answer `{output}` = slab bytes [start, start + length), once computed */
   packed: { start: number; length: number };
 }
@@ -67,9 +67,11 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
   const prefixStart = cursor + align(prefix.length) - prefix.length;
   const yOffset = prefixStart + prefix.length;
   const slab = slabs.acquire(yOffset + yBytes);
-  Buffer.from(slab, prefixStart, prefix.length).set(prefix);
+  const memory = slab.memory;
+  const base = slab.offset;
+  Buffer.from(memory, base + prefixStart, prefix.length).set(prefix);
 
-  const region = (name: string, length: number): Region => ({ memory: slab, byteOffset: offsets[name], length });
+  const region = (name: string, length: number): Region => ({ memory, byteOffset: base + offsets[name], length });
   const values = (r: Region) => (valueType === 'float64'
     ? new Float64Array(r.memory, r.byteOffset, r.length) : new Float32Array(r.memory, r.byteOffset, r.length));
   const place = (p: Placement, name: string): [Region, Region | null] => {
@@ -84,7 +86,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
   const scale = region('scale', paramLength);
   const bias = req.bias === null ? null : region('bias', paramLength);
   if (paramLength > 0) {
-    const scaleView = new Float64Array(slab, scale.byteOffset, scale.length);
+    const scaleView = new Float64Array(memory, scale.byteOffset, scale.length);
     if (req.weight === null) {
       scaleView.fill(req.weightOffset + 1);
     } else {
@@ -92,19 +94,19 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
       // g = weight_offset + γ, once here in float64 instead of in every row
       if (req.weightOffset !== 0) for (let i = 0; i < scaleView.length; i++) scaleView[i] += req.weightOffset;
     }
-    if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(slab, bias.byteOffset, bias.length));
+    if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
   }
 
   return {
     request: req,
     slab,
-    packed: { start: prefixStart, length: prefix.length + yBytes },
+    packed: { start: base + prefixStart, length: prefix.length + yBytes },
     task: {
       op: req.op, n: req.n, rowStart: 0, rowEnd: req.rows,
       inputDtype: req.input.dtype, outDtype: req.outDtype,
       eps: req.eps, epsOutside: req.epsOutside,
       x, xSource, residual, residualSource,
-      y: { memory: slab, byteOffset: yOffset, length: size },
+      y: { memory, byteOffset: base + yOffset, length: size },
       scale, bias,
       mean: req.returnStats && req.op === 'layernorm' ? region('mean', statLength) : null,
       rstd: req.returnStats ? region('rstd', statLength) : null,

@@ -8,7 +8,7 @@ import type { Job } from './allocate-job.js';
 export function packedResponse(job: Job): Buffer | null {
   const { request: req, task } = job;
   if (req.numpyForm || task.residual !== null || task.mean !== null || task.rstd !== null) return null;
-  return Buffer.from(job.slab, job.packed.start, job.packed.length);
+  return Buffer.from(job.slab.memory, job.packed.start, job.packed.length);
 }
 
 export function jobResponse(job: Job, encoding: Encoding): Record<string, unknown> {

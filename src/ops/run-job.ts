@@ -31,7 +31,11 @@ export async function runJob(job: Job, ctx: RunContext): Promise<JobTiming> {
   const elements = rows * task.n;
   const submittedAt = performance.timeOrigin + performance.now();
   if (rows === 0) return { queueMs: 0, computeMs: 0 };
-  if (ctx.signal.aborted) throw new TaskAborted('deadline passed before the work started');
+  if (ctx.signal.aborted) {
+    // dropped before it reached the queue (the deadline passed while its body arrived): still dropped work
+    ctx.metrics.tasks.inc({ outcome: 'aborted' });
+    throw new TaskAborted('deadline passed before the work started');
+  }
   // faults are injected on workers only: a crash inline would take the server down
   if (elements <= ctx.limits.inlineMaxElements && ctx.fault === null) {
     return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task))]);

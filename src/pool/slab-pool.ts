@@ -1,14 +1,29 @@
-// reusable SharedArrayBuffers by size class: a fresh 16 MiB one costs milliseconds to
-// allocate and zero, a reused one nothing. Slabs hold stale bytes; every user writes before it reads.
+import { serviceError } from '../errors.js';
 
-const MIN_CLASS = 1 << 12; // 4 KiB
+// request memory: slabs carved out of one shared WebAssembly.Memory, reused by size class.
+// The memory's buffer is a SharedArrayBuffer the workers see too, so the wasm kernels can read
+// and write request tensors in place. A fresh 16 MiB allocation costs milliseconds; a reused one
+// nothing. Slabs hold stale bytes: every user writes before it reads.
+
+const PAGE = 64 * 1024; // wasm page
+const MIN_CLASS = 4 * 1024; // 4 KiB
+
+export interface Slab {
+  /** the memory's buffer as it was when the slab was handed out (it covers the slab) */
+  memory: SharedArrayBuffer;
+  /** byte offset of the slab in the memory: a pointer for the wasm kernels */
+  offset: number;
+  size: number;
+}
 
 export interface SlabPool {
-  /** a slab of at least `bytes` bytes (its byteLength may be larger) */
-  acquire(bytes: number): SharedArrayBuffer;
+  readonly memory: WebAssembly.Memory;
+  /** a slab of at least `bytes` bytes (its size may be larger) */
+  acquire(bytes: number): Slab;
   /** give a slab back once nothing (no worker, no socket write) can touch it again */
-  release(slab: SharedArrayBuffer): void;
-  readonly cachedBytes: number;
+  release(slab: Slab): void;
+  /** bytes of the memory handed out or cached */
+  readonly reservedBytes: number;
 }
 
 function sizeClass(bytes: number): number {
@@ -17,30 +32,40 @@ function sizeClass(bytes: number): number {
   return size;
 }
 
-export function createSlabPool(maxCachedBytes: number): SlabPool {
-  const free = new Map<number, SharedArrayBuffer[]>();
-  let cachedBytes = 0;
+/** `maxBytes` caps the memory (wasm32: 4 GiB); past it, acquire throws and the request gets a 503 */
+export function createSlabPool(maxBytes: number): SlabPool {
+  const maximum = Math.min(65536, Math.floor(maxBytes / PAGE));
+  const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
+  const free = new Map<number, number[]>();
+  let top = 0; // bump pointer: everything below was handed out at least once
   return {
+    memory,
     acquire(bytes) {
       const size = sizeClass(bytes);
-      const slab = free.get(size)?.pop();
-      if (slab !== undefined) {
-        cachedBytes -= size;
-        return slab;
+      let offset = free.get(size)?.pop();
+      if (offset === undefined) {
+        // size classes are powers of two and start aligned, so blocks stay aligned to their size
+        offset = Math.ceil(top / Math.min(size, PAGE)) * Math.min(size, PAGE);
+        const end = offset + size;
+        const have = memory.buffer.byteLength;
+        if (end > have) {
+          const pages = Math.ceil((end - have) / PAGE);
+          if (have / PAGE + pages > maximum) {
+            throw serviceError('NORM_ERR_OVERLOADED', 'shared tensor memory is exhausted; retry later');
+          }
+          memory.grow(pages);
+        }
+        top = end;
       }
-      return new SharedArrayBuffer(size);
+      return { memory: memory.buffer as unknown as SharedArrayBuffer, offset, size };
     },
     release(slab) {
-      const size = slab.byteLength;
-      // only our own sizes come back; beyond the cap the garbage collector takes it
-      if (size !== sizeClass(size) || cachedBytes + size > maxCachedBytes) return;
-      let list = free.get(size);
-      if (list === undefined) free.set(size, (list = []));
-      list.push(slab);
-      cachedBytes += size;
+      let list = free.get(slab.size);
+      if (list === undefined) free.set(slab.size, (list = []));
+      list.push(slab.offset);
     },
-    get cachedBytes() {
-      return cachedBytes;
+    get reservedBytes() {
+      return top;
     },
   };
 }
