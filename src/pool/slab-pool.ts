@@ -37,7 +37,9 @@ export function createSlabPool(maxBytes: number): SlabPool {
   const maximum = Math.min(65536, Math.floor(maxBytes / PAGE));
   const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
   const free = new Map<number, number[]>();
-  let top = 0; // bump pointer: everything below was handed out at least once
+  // bump pointer: everything below was handed out at least once; offset 0 stays unused because
+  // the wasm kernels read a null pointer as 0
+  let top = MIN_CLASS;
   return {
     memory,
     acquire(bytes) {
