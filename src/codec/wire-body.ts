@@ -14,33 +14,37 @@ const MAX_DEPTH = 32; // deeper than any valid body; keeps hostile nesting cheap
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function normalizeMsgpackBody(value: unknown): unknown {
-  return normalize(value, 0);
+  return normalize(value, 0, '');
 }
 
-function normalize(value: unknown, depth: number): unknown {
+/** `path` names the value in errors, as the messages do: `input.dtype`, `requests[1].eps` */
+function normalize(value: unknown, depth: number, path: string): unknown {
   if (depth > MAX_DEPTH) throw serviceError('NORM_ERR_BODY_MALFORMED', `body: nested deeper than ${MAX_DEPTH} levels`);
   // msgpackr decodes the never-used byte 0xc1 to a marker object instead of failing
   if (value === C1) throw serviceError('NORM_ERR_BODY_MALFORMED', 'body: 0xc1 is not a msgpack value');
-  if (value instanceof Map) return normalizeMap(value, depth);
+  if (value instanceof Map) return normalizeMap(value, depth, path);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
-      if (typeof item === 'object' && item !== null) value[i] = normalize(item, depth + 1);
+      if (typeof item === 'object' && item !== null) value[i] = normalize(item, depth + 1, `${path}[${i}]`);
     }
     return value;
   }
   if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
     // msgpackr records decode to plain objects already; still walk their values
-    return normalizeMap(new Map(Object.entries(value)), depth);
+    return normalizeMap(new Map(Object.entries(value)), depth, path);
   }
   return value;
 }
 
-function normalizeMap(map: Map<unknown, unknown>, depth: number): unknown {
+function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): unknown {
   const object: Record<string, unknown> = {};
   for (const [rawKey, rawValue] of map) {
     const key = keyString(rawKey);
-    const value = normalize(rawValue, depth + 1);
+    const field = path === '' ? key : `${path}.${key}`;
+    // msgpackr reads extension type 0 as undefined: a field sent that way must not count as absent
+    if (rawValue === undefined) throw serviceError('NORM_ERR_FIELD_INVALID', `${field}: undefined (msgpack extension type 0) is no value`);
+    const value = normalize(rawValue, depth + 1, field);
     // defineProperty: a "__proto__" key must stay a plain (and then unknown) field
     Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
   }

@@ -30,6 +30,8 @@ export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, sla
     request.slabs = [];
   });
   app.addHook('onResponse', async (request) => {
+    // null when an earlier onRequest hook (auth, overload) answered first
+    if (request.slabs === null) return;
     for (const slab of request.slabs) slabs.release(slab);
     request.slabs.length = 0;
   });

@@ -1,28 +1,36 @@
 // WebAssembly SIMD kernels (src/kernels/wasm/norm.wat, built to dist/kernels/norm.wasm)
-// for float32 in and out, run in place on a shared WebAssembly.Memory.
+// for float32 in and out, run in place on a shared WebAssembly.Memory. Every pointer is
+// a byte offset into that memory, 4-byte aligned; null (0) means absent, so offset 0
+// must never hold a buffer.
 import { readFileSync } from 'node:fs';
 
-/**
- * byte offsets into the memory, 4-byte aligned: x and y point at row 0 (y may equal x),
- * scale and bias at n float64, mean and rstd at one float32 per row. 0 (or null) means
- * absent for bias, mean and rstd, so offset 0 must never hold a buffer.
- */
 export interface WasmKernels {
+  /**
+   * writes the float32 copies of scale and bias (n float64 each; bias may be null) and
+   * their largest magnitudes to prepared (preparedBytes(n) bytes), once per request
+   */
+  prepareF32(scale: number, bias: number | null, n: number, prepared: number): void;
+  /** rows [rowStart, rowEnd) of x (n float32 each, from row 0) into y (= x or apart); rstd: a float32 per row */
   rmsnormF32(
-    x: number, y: number, scale: number, bias: number | null, rstd: number | null,
+    x: number, y: number, scale: number, bias: number | null, prepared: number, rstd: number | null,
     n: number, rowStart: number, rowEnd: number, eps: number, epsOutside: boolean,
   ): void;
   layernormF32(
-    x: number, y: number, scale: number, bias: number | null, mean: number | null, rstd: number | null,
+    x: number, y: number, scale: number, bias: number | null, prepared: number, mean: number | null, rstd: number | null,
     n: number, rowStart: number, rowEnd: number, eps: number, epsOutside: boolean,
   ): void;
 }
 
+/** bytes prepareF32 writes: two float64 maxima, then scale and bias as float32 */
+export function preparedBytes(n: number): number {
+  return 16 + 8 * n;
+}
+
 let compiled: WebAssembly.Module | null = null;
 
-/** instantiates the kernels over memory (shared, maximum 65536 pages or less); compiles once per thread */
+/** instantiates the kernels over memory (shared, at most 65536 pages); compiles once per thread */
 export function loadWasmKernels(memory: WebAssembly.Memory): WasmKernels {
   compiled ??= new WebAssembly.Module(readFileSync(new URL('../../dist/kernels/norm.wasm', import.meta.url)));
-  // wasm coerces the arguments itself: null -> 0, booleans -> 0/1
+  // wasm coerces the arguments itself (null -> 0, booleans -> 0/1), so the exports are the API
   return new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as WasmKernels;
 }

@@ -1,22 +1,53 @@
 ;; float32-in, float32-out RMSNorm and LayerNorm over rows in a shared memory.
 ;;
 ;; pointers are byte offsets into the imported memory, 4-byte aligned: x and y point at
-;; row 0 (row i at x + 4·i·n; y may equal x), scale and bias at n float64 each, mean and
-;; rstd at one float32 per row (row i at +4·i). bias, mean and rstd are 0 when absent, so
-;; offset 0 is never a buffer. Rows [rowStart, rowEnd) are normalized.
+;; row 0 (row i at x + 4·i·n; y equals x or does not overlap it), scale and bias at n
+;; float64 each, mean and rstd at one float32 per row (row i at +4·i), prepared at the
+;; 16 + 8·n bytes prepareF32 writes from scale and bias. bias, mean and rstd are 0 when
+;; absent, so offset 0 is never a buffer. Rows [rowStart, rowEnd) are normalized, and
+;; no byte outside them is read or written in x and y.
 ;;
-;; speed: one loop per row writes row i while it sums row i + 1, so the row being read
-;; streams in from memory while the stores drain, as in a copy; the row being written
-;; was read by the previous loop and is still in L1. 8 elements per iteration, a scalar
-;; tail for n mod 8. A row's sums always go through the same accumulators in the same
-;; order (fused or not), so splitting rows into ranges gives identical bytes.
+;; speed: one loop writes row i while it sums row i + 1, so the next row streams in from
+;; memory while the stores drain, as in a copy; row i was read by the previous loop and
+;; is still in L1. 8 elements per iteration, a scalar tail for n mod 8. A row's sums go
+;; through the same chains in the same order whether fused or not, and its output path
+;; depends on that row alone, so any split into row ranges gives identical bytes.
 ;;
-;; numerics: sums run in float64 over float32 values promoted exactly, in four float64x2
-;; chains, so squares of 1e±30 stay in range and rows of 65,536 lose about 2^-40 relative:
-;; no fallback is needed. The output is (x - μ)·r·g + β in float64, rounded once to
-;; float32, like the JS kernel.
+;; numerics, sums: float32 values promoted exactly to float64, in four float64x2 chains
+;; per sum, so squares of 1e±30 stay in range and rows of 65,536 lose about 2^-40
+;; relative: the sums need no fallback.
+;;
+;; numerics, output: in float32, y = ((x - μhi) - μlo)·r·g + β, with μhi + μlo = μ to
+;; 2^-48·|μ| (x - μhi is exact near the mean, by Sterbenz) and r, g, β rounded to
+;; float32. With u = 2^-24 and P = (x - μ)·r·g, the error is at most about
+;; 6u·|P| + u·|β| + u·|y| + 3·2^-48·|μ|·r·|g|, and |P| ≤ |y| + |β|, so it is below
+;; 7u·|y| + 7u·max|β| + 3·2^-48·|μ|·r·max|g|: within the contract's 1e-5 + 1e-5·|y|
+;; when max|β| ≤ 16 and |μ|·r·max|g| ≤ 2^26 (see $fits). Any other row, or one whose r,
+;; μ or x - μ leave float32's comfortable range, or holding NaN or Inf, gets the float64
+;; output (x - μ)·r·g + β rounded once, as the JS kernel computes it.
 (module
   (import "env" "memory" (memory 1 65536 shared))
+
+  ;; prepared: [max|g| f64][max|β| f64][g as float32 × n][β as float32 × n, or zeros]
+  (func (export "prepareF32") (param $g i32) (param $b i32) (param $n i32) (param $p i32)
+    (local $i i32) (local $maxG f64) (local $maxB f64) (local $v f64) (local $w i32)
+    (local.set $w (i32.add (local.get $p) (i32.const 16)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $v (f64.load (i32.add (local.get $g) (i32.shl (local.get $i) (i32.const 3)))))
+        (local.set $maxG (f64.max (local.get $maxG) (f64.abs (local.get $v))))
+        (f32.store (i32.add (local.get $w) (i32.shl (local.get $i) (i32.const 2))) (f32.demote_f64 (local.get $v)))
+        (local.set $v (if (result f64) (local.get $b)
+          (then (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))))
+          (else (f64.const 0))))
+        (local.set $maxB (f64.max (local.get $maxB) (f64.abs (local.get $v))))
+        (f32.store (i32.add (local.get $w) (i32.shl (i32.add (local.get $n) (local.get $i)) (i32.const 2)))
+          (f32.demote_f64 (local.get $v)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (f64.store (local.get $p) (local.get $maxG))
+    (f64.store offset=8 (local.get $p) (local.get $maxB)))
 
   ;; r = 1/sqrt(s + eps), or 1/(sqrt(s) + eps) when eps is outside. With eps = 0 an
   ;; all-zero row gives r = Inf and y = 0·Inf = NaN, as the contract asks.
@@ -25,123 +56,128 @@
       (then (f64.div (f64.const 1) (f64.add (f64.sqrt (local.get $s)) (local.get $eps))))
       (else (f64.div (f64.const 1) (f64.sqrt (f64.add (local.get $s) (local.get $eps)))))))
 
-  ;; Σ z² over the n float32 at z
+  ;; whether a row's float32 output is within the contract (see the top); NaN fails.
+  ;; bound ≥ max|x - μ|; r ≥ 2^-120 and r·|x - μ| ≤ sqrt(n) keep the products in range.
+  (func $fits (param $mu f64) (param $r f64) (param $bound f64) (param $maxG f64) (param $maxB f64) (result i32)
+    (i32.and
+      (i32.and
+        (i32.and (f64.ge (local.get $r) (f64.const 0x1p-120)) (f64.le (local.get $r) (f64.const 0x1p120)))
+        (f64.le (f64.add (f64.abs (local.get $mu)) (local.get $bound)) (f64.const 0x1p120)))
+      (i32.and
+        (i32.and (f64.le (local.get $maxG) (f64.const 0x1p100)) (f64.le (local.get $maxB) (f64.const 16)))
+        (f64.le (f64.mul (f64.mul (f64.abs (local.get $mu)) (local.get $r)) (local.get $maxG)) (f64.const 0x1p26)))))
+
+  (func $lanes (param $v v128) (result f64)
+    (f64.add (f64x2.extract_lane 0 (local.get $v)) (f64x2.extract_lane 1 (local.get $v))))
+
+  ;; Σ z² over the n float32 at z, in the chains of $scaleSquares
   (func $squares (param $z i32) (param $n i32) (result f64)
     (local $end i32) (local $tail i32) (local $v v128)
-    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $s f64) (local $f f64)
+    (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $q f64) (local $f f64)
     (local.set $tail (i32.add (local.get $z) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $end (i32.add (local.get $z) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $z) (local.get $end)))
         (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
-        (local.set $a0 (f64x2.add (local.get $a0) (f64x2.mul (local.get $v) (local.get $v))))
+        (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
         (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
-        (local.set $a1 (f64x2.add (local.get $a1) (f64x2.mul (local.get $v) (local.get $v))))
+        (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $v) (local.get $v))))
         (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $z))))
-        (local.set $a2 (f64x2.add (local.get $a2) (f64x2.mul (local.get $v) (local.get $v))))
+        (local.set $q2 (f64x2.add (local.get $q2) (f64x2.mul (local.get $v) (local.get $v))))
         (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $z))))
-        (local.set $a3 (f64x2.add (local.get $a3) (f64x2.mul (local.get $v) (local.get $v))))
+        (local.set $q3 (f64x2.add (local.get $q3) (f64x2.mul (local.get $v) (local.get $v))))
         (local.set $z (i32.add (local.get $z) (i32.const 32)))
         (br $next)))
-    (local.set $v (f64x2.add (f64x2.add (local.get $a0) (local.get $a1)) (f64x2.add (local.get $a2) (local.get $a3))))
-    (local.set $s (f64.add (f64x2.extract_lane 0 (local.get $v)) (f64x2.extract_lane 1 (local.get $v))))
+    (local.set $q (call $lanes (f64x2.add (f64x2.add (local.get $q0) (local.get $q1)) (f64x2.add (local.get $q2) (local.get $q3)))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $z) (local.get $tail)))
         (local.set $f (f64.promote_f32 (f32.load (local.get $z))))
-        (local.set $s (f64.add (local.get $s) (f64.mul (local.get $f) (local.get $f))))
+        (local.set $q (f64.add (local.get $q) (f64.mul (local.get $f) (local.get $f))))
         (local.set $z (i32.add (local.get $z) (i32.const 4)))
         (br $next)))
-    (local.get $s))
+    (local.get $q))
 
-  ;; y = x·r·g (+ β) over the n float32 at x, and returns Σ z² exactly as $squares does
-  (func $scaleSquares (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $n i32) (param $r f64) (param $z i32) (result f64)
-    (local $end i32) (local $tail i32) (local $k v128) (local $v v128)
-    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128) (local $s f64) (local $f f64)
-    (local.set $k (f64x2.splat (local.get $r)))
+  ;; y = x·r·g (+ β) in float32 over the n float32 at x (g: prepared float32 scale, then
+  ;; bias), and returns Σ z² as $squares does. Each iteration reads row i + 1 before it
+  ;; stores row i: y and the next row are often a multiple of 4 KiB apart, and a load
+  ;; issued after a store to the same 4 KiB offset waits for it.
+  (func $scaleSquares (param $x i32) (param $y i32) (param $g i32) (param $n i32) (param $r f32) (param $z i32) (param $bias i32)
+    (result f64)
+    (local $end i32) (local $tail i32) (local $b i32) (local $k v128) (local $v v128)
+    (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $q f64) (local $f f64) (local $o f32)
+    (local.set $k (f32x4.splat (local.get $r)))
+    (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $end (i32.add (local.get $x) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
-    (if (local.get $b)
+    (if (local.get $bias)
       (then
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (v128.store align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $x))) (local.get $k))
-                (v128.load align=8 (local.get $g))) (v128.load align=8 (local.get $b))))
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $x))) (local.get $k))
-                (v128.load offset=16 align=8 (local.get $g))) (v128.load offset=16 align=8 (local.get $b))))))
-            (v128.store offset=16 align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $x))) (local.get $k))
-                (v128.load offset=32 align=8 (local.get $g))) (v128.load offset=32 align=8 (local.get $b))))
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $x))) (local.get $k))
-                (v128.load offset=48 align=8 (local.get $g))) (v128.load offset=48 align=8 (local.get $b))))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
-            (local.set $a0 (f64x2.add (local.get $a0) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
-            (local.set $a1 (f64x2.add (local.get $a1) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $z))))
-            (local.set $a2 (f64x2.add (local.get $a2) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q2 (f64x2.add (local.get $q2) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $z))))
-            (local.set $a3 (f64x2.add (local.get $a3) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q3 (f64x2.add (local.get $q3) (f64x2.mul (local.get $v) (local.get $v))))
+            (v128.store align=4 (local.get $y) (f32x4.add (f32x4.mul (f32x4.mul (v128.load align=4 (local.get $x)) (local.get $k))
+              (v128.load align=4 (local.get $g))) (v128.load align=4 (local.get $b))))
+            (v128.store offset=16 align=4 (local.get $y) (f32x4.add (f32x4.mul (f32x4.mul (v128.load offset=16 align=4 (local.get $x)) (local.get $k))
+              (v128.load offset=16 align=4 (local.get $g))) (v128.load offset=16 align=4 (local.get $b))))
             (local.set $x (i32.add (local.get $x) (i32.const 32)))
             (local.set $y (i32.add (local.get $y) (i32.const 32)))
             (local.set $z (i32.add (local.get $z) (i32.const 32)))
-            (local.set $g (i32.add (local.get $g) (i32.const 64)))
-            (local.set $b (i32.add (local.get $b) (i32.const 64)))
+            (local.set $g (i32.add (local.get $g) (i32.const 32)))
+            (local.set $b (i32.add (local.get $b) (i32.const 32)))
             (br $next))))
       (else
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (v128.store align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $x))) (local.get $k))
-                (v128.load align=8 (local.get $g))))
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $x))) (local.get $k))
-                (v128.load offset=16 align=8 (local.get $g))))))
-            (v128.store offset=16 align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $x))) (local.get $k))
-                (v128.load offset=32 align=8 (local.get $g))))
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $x))) (local.get $k))
-                (v128.load offset=48 align=8 (local.get $g))))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
-            (local.set $a0 (f64x2.add (local.get $a0) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
-            (local.set $a1 (f64x2.add (local.get $a1) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $z))))
-            (local.set $a2 (f64x2.add (local.get $a2) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q2 (f64x2.add (local.get $q2) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $z))))
-            (local.set $a3 (f64x2.add (local.get $a3) (f64x2.mul (local.get $v) (local.get $v))))
+            (local.set $q3 (f64x2.add (local.get $q3) (f64x2.mul (local.get $v) (local.get $v))))
+            (v128.store align=4 (local.get $y) (f32x4.mul (f32x4.mul (v128.load align=4 (local.get $x)) (local.get $k))
+              (v128.load align=4 (local.get $g))))
+            (v128.store offset=16 align=4 (local.get $y) (f32x4.mul (f32x4.mul (v128.load offset=16 align=4 (local.get $x)) (local.get $k))
+              (v128.load offset=16 align=4 (local.get $g))))
             (local.set $x (i32.add (local.get $x) (i32.const 32)))
             (local.set $y (i32.add (local.get $y) (i32.const 32)))
             (local.set $z (i32.add (local.get $z) (i32.const 32)))
-            (local.set $g (i32.add (local.get $g) (i32.const 64)))
+            (local.set $g (i32.add (local.get $g) (i32.const 32)))
+            (local.set $b (i32.add (local.get $b) (i32.const 32)))
             (br $next)))))
-    (local.set $v (f64x2.add (f64x2.add (local.get $a0) (local.get $a1)) (f64x2.add (local.get $a2) (local.get $a3))))
-    (local.set $s (f64.add (f64x2.extract_lane 0 (local.get $v)) (f64x2.extract_lane 1 (local.get $v))))
+    (local.set $q (call $lanes (f64x2.add (f64x2.add (local.get $q0) (local.get $q1)) (f64x2.add (local.get $q2) (local.get $q3)))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $x) (local.get $tail)))
-        (local.set $f (f64.mul (f64.mul (f64.promote_f32 (f32.load (local.get $x))) (local.get $r)) (f64.load (local.get $g))))
-        (if (local.get $b) (then
-          (local.set $f (f64.add (local.get $f) (f64.load (local.get $b))))
-          (local.set $b (i32.add (local.get $b) (i32.const 8)))))
-        (f32.store (local.get $y) (f32.demote_f64 (local.get $f)))
         (local.set $f (f64.promote_f32 (f32.load (local.get $z))))
-        (local.set $s (f64.add (local.get $s) (f64.mul (local.get $f) (local.get $f))))
+        (local.set $q (f64.add (local.get $q) (f64.mul (local.get $f) (local.get $f))))
+        (local.set $o (f32.mul (f32.mul (f32.load (local.get $x)) (local.get $r)) (f32.load (local.get $g))))
+        (if (local.get $bias) (then (local.set $o (f32.add (local.get $o) (f32.load (local.get $b))))))
+        (f32.store (local.get $y) (local.get $o))
         (local.set $x (i32.add (local.get $x) (i32.const 4)))
         (local.set $y (i32.add (local.get $y) (i32.const 4)))
         (local.set $z (i32.add (local.get $z) (i32.const 4)))
-        (local.set $g (i32.add (local.get $g) (i32.const 8)))
+        (local.set $g (i32.add (local.get $g) (i32.const 4)))
+        (local.set $b (i32.add (local.get $b) (i32.const 4)))
         (br $next)))
-    (local.get $s))
+    (local.get $q))
 
-  ;; (Σ d, Σ d²) with d = z - shift over the n float32 at z
+  ;; (Σ d, Σ d²) with d = z - shift over the n float32 at z, in the chains of
+  ;; $shiftScaleDeviations
   (func $deviations (param $z i32) (param $n i32) (param $shift f64) (result f64 f64)
     (local $end i32) (local $tail i32) (local $c v128) (local $d v128)
-    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
-    (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $s f64) (local $q f64) (local $f f64)
+    (local $a0 v128) (local $a1 v128) (local $q0 v128) (local $q1 v128) (local $s f64) (local $q f64) (local $e f64)
     (local.set $c (f64x2.splat (local.get $shift)))
     (local.set $tail (i32.add (local.get $z) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $end (i32.add (local.get $z) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
@@ -155,54 +191,44 @@
         (local.set $a1 (f64x2.add (local.get $a1) (local.get $d)))
         (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $d) (local.get $d))))
         (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $z))) (local.get $c)))
-        (local.set $a2 (f64x2.add (local.get $a2) (local.get $d)))
-        (local.set $q2 (f64x2.add (local.get $q2) (f64x2.mul (local.get $d) (local.get $d))))
+        (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
+        (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
         (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $z))) (local.get $c)))
-        (local.set $a3 (f64x2.add (local.get $a3) (local.get $d)))
-        (local.set $q3 (f64x2.add (local.get $q3) (f64x2.mul (local.get $d) (local.get $d))))
+        (local.set $a1 (f64x2.add (local.get $a1) (local.get $d)))
+        (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $d) (local.get $d))))
         (local.set $z (i32.add (local.get $z) (i32.const 32)))
         (br $next)))
-    (local.set $d (f64x2.add (f64x2.add (local.get $a0) (local.get $a1)) (f64x2.add (local.get $a2) (local.get $a3))))
-    (local.set $s (f64.add (f64x2.extract_lane 0 (local.get $d)) (f64x2.extract_lane 1 (local.get $d))))
-    (local.set $d (f64x2.add (f64x2.add (local.get $q0) (local.get $q1)) (f64x2.add (local.get $q2) (local.get $q3))))
-    (local.set $q (f64.add (f64x2.extract_lane 0 (local.get $d)) (f64x2.extract_lane 1 (local.get $d))))
+    (local.set $s (call $lanes (f64x2.add (local.get $a0) (local.get $a1))))
+    (local.set $q (call $lanes (f64x2.add (local.get $q0) (local.get $q1))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $z) (local.get $tail)))
-        (local.set $f (f64.sub (f64.promote_f32 (f32.load (local.get $z))) (local.get $shift)))
-        (local.set $s (f64.add (local.get $s) (local.get $f)))
-        (local.set $q (f64.add (local.get $q) (f64.mul (local.get $f) (local.get $f))))
+        (local.set $e (f64.sub (f64.promote_f32 (f32.load (local.get $z))) (local.get $shift)))
+        (local.set $s (f64.add (local.get $s) (local.get $e)))
+        (local.set $q (f64.add (local.get $q) (f64.mul (local.get $e) (local.get $e))))
         (local.set $z (i32.add (local.get $z) (i32.const 4)))
         (br $next)))
     (local.get $s) (local.get $q))
 
-  ;; y = (x - μ)·r·g (+ β) over the n float32 at x, and returns (Σ d, Σ d²) for
-  ;; d = z - shift exactly as $deviations does
-  (func $shiftScaleDeviations (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $n i32)
-    (param $mu f64) (param $r f64) (param $z i32) (param $shift f64) (result f64 f64)
-    (local $end i32) (local $tail i32) (local $m v128) (local $k v128) (local $c v128) (local $d v128)
-    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
-    (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $s f64) (local $q f64) (local $f f64)
-    (local.set $m (f64x2.splat (local.get $mu)))
-    (local.set $k (f64x2.splat (local.get $r)))
+  ;; y = ((x - μhi) - μlo)·r·g (+ β) in float32 over the n float32 at x, and returns
+  ;; (Σ d, Σ d²) for z as $deviations does; row i + 1 is read first, as in $scaleSquares
+  (func $shiftScaleDeviations (param $x i32) (param $y i32) (param $g i32) (param $n i32)
+    (param $muHi f32) (param $muLo f32) (param $r f32) (param $z i32) (param $shift f64) (param $bias i32)
+    (result f64 f64)
+    (local $end i32) (local $tail i32) (local $b i32) (local $mh v128) (local $ml v128) (local $k v128) (local $c v128) (local $d v128)
+    (local $a0 v128) (local $a1 v128) (local $q0 v128) (local $q1 v128) (local $s f64) (local $q f64) (local $e f64) (local $o f32)
+    (local.set $mh (f32x4.splat (local.get $muHi)))
+    (local.set $ml (f32x4.splat (local.get $muLo)))
+    (local.set $k (f32x4.splat (local.get $r)))
     (local.set $c (f64x2.splat (local.get $shift)))
+    (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $end (i32.add (local.get $x) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
-    (if (local.get $b)
+    (if (local.get $bias)
       (then
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (v128.store align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load align=8 (local.get $g))) (v128.load align=8 (local.get $b))))
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load offset=16 align=8 (local.get $g))) (v128.load offset=16 align=8 (local.get $b))))))
-            (v128.store offset=16 align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load offset=32 align=8 (local.get $g))) (v128.load offset=32 align=8 (local.get $b))))
-              (f32x4.demote_f64x2_zero (f64x2.add (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load offset=48 align=8 (local.get $g))) (v128.load offset=48 align=8 (local.get $b))))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))) (local.get $c)))
             (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
@@ -210,31 +236,27 @@
             (local.set $a1 (f64x2.add (local.get $a1) (local.get $d)))
             (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $d) (local.get $d))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $z))) (local.get $c)))
-            (local.set $a2 (f64x2.add (local.get $a2) (local.get $d)))
-            (local.set $q2 (f64x2.add (local.get $q2) (f64x2.mul (local.get $d) (local.get $d))))
+            (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
+            (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $z))) (local.get $c)))
-            (local.set $a3 (f64x2.add (local.get $a3) (local.get $d)))
-            (local.set $q3 (f64x2.add (local.get $q3) (f64x2.mul (local.get $d) (local.get $d))))
+            (local.set $a1 (f64x2.add (local.get $a1) (local.get $d)))
+            (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $d) (local.get $d))))
+            (v128.store align=4 (local.get $y)
+              (f32x4.add (f32x4.mul (f32x4.mul (f32x4.sub (f32x4.sub (v128.load align=4 (local.get $x)) (local.get $mh)) (local.get $ml))
+                (local.get $k)) (v128.load align=4 (local.get $g))) (v128.load align=4 (local.get $b))))
+            (v128.store offset=16 align=4 (local.get $y)
+              (f32x4.add (f32x4.mul (f32x4.mul (f32x4.sub (f32x4.sub (v128.load offset=16 align=4 (local.get $x)) (local.get $mh)) (local.get $ml))
+                (local.get $k)) (v128.load offset=16 align=4 (local.get $g))) (v128.load offset=16 align=4 (local.get $b))))
             (local.set $x (i32.add (local.get $x) (i32.const 32)))
             (local.set $y (i32.add (local.get $y) (i32.const 32)))
             (local.set $z (i32.add (local.get $z) (i32.const 32)))
-            (local.set $g (i32.add (local.get $g) (i32.const 64)))
-            (local.set $b (i32.add (local.get $b) (i32.const 64)))
+            (local.set $g (i32.add (local.get $g) (i32.const 32)))
+            (local.set $b (i32.add (local.get $b) (i32.const 32)))
             (br $next))))
       (else
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (v128.store align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load align=8 (local.get $g))))
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load offset=16 align=8 (local.get $g))))))
-            (v128.store offset=16 align=4 (local.get $y) (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load offset=32 align=8 (local.get $g))))
-              (f32x4.demote_f64x2_zero (f64x2.mul (f64x2.mul (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $x))) (local.get $m)) (local.get $k))
-                (v128.load offset=48 align=8 (local.get $g))))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))) (local.get $c)))
             (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
@@ -242,66 +264,95 @@
             (local.set $a1 (f64x2.add (local.get $a1) (local.get $d)))
             (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $d) (local.get $d))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=16 align=4 (local.get $z))) (local.get $c)))
-            (local.set $a2 (f64x2.add (local.get $a2) (local.get $d)))
-            (local.set $q2 (f64x2.add (local.get $q2) (f64x2.mul (local.get $d) (local.get $d))))
+            (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
+            (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero offset=24 align=4 (local.get $z))) (local.get $c)))
-            (local.set $a3 (f64x2.add (local.get $a3) (local.get $d)))
-            (local.set $q3 (f64x2.add (local.get $q3) (f64x2.mul (local.get $d) (local.get $d))))
+            (local.set $a1 (f64x2.add (local.get $a1) (local.get $d)))
+            (local.set $q1 (f64x2.add (local.get $q1) (f64x2.mul (local.get $d) (local.get $d))))
+            (v128.store align=4 (local.get $y)
+              (f32x4.mul (f32x4.mul (f32x4.sub (f32x4.sub (v128.load align=4 (local.get $x)) (local.get $mh)) (local.get $ml))
+                (local.get $k)) (v128.load align=4 (local.get $g))))
+            (v128.store offset=16 align=4 (local.get $y)
+              (f32x4.mul (f32x4.mul (f32x4.sub (f32x4.sub (v128.load offset=16 align=4 (local.get $x)) (local.get $mh)) (local.get $ml))
+                (local.get $k)) (v128.load offset=16 align=4 (local.get $g))))
             (local.set $x (i32.add (local.get $x) (i32.const 32)))
             (local.set $y (i32.add (local.get $y) (i32.const 32)))
             (local.set $z (i32.add (local.get $z) (i32.const 32)))
-            (local.set $g (i32.add (local.get $g) (i32.const 64)))
+            (local.set $g (i32.add (local.get $g) (i32.const 32)))
+            (local.set $b (i32.add (local.get $b) (i32.const 32)))
             (br $next)))))
-    (local.set $d (f64x2.add (f64x2.add (local.get $a0) (local.get $a1)) (f64x2.add (local.get $a2) (local.get $a3))))
-    (local.set $s (f64.add (f64x2.extract_lane 0 (local.get $d)) (f64x2.extract_lane 1 (local.get $d))))
-    (local.set $d (f64x2.add (f64x2.add (local.get $q0) (local.get $q1)) (f64x2.add (local.get $q2) (local.get $q3))))
-    (local.set $q (f64.add (f64x2.extract_lane 0 (local.get $d)) (f64x2.extract_lane 1 (local.get $d))))
+    (local.set $s (call $lanes (f64x2.add (local.get $a0) (local.get $a1))))
+    (local.set $q (call $lanes (f64x2.add (local.get $q0) (local.get $q1))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $x) (local.get $tail)))
-        (local.set $f (f64.mul (f64.mul (f64.sub (f64.promote_f32 (f32.load (local.get $x))) (local.get $mu)) (local.get $r)) (f64.load (local.get $g))))
+        (local.set $e (f64.sub (f64.promote_f32 (f32.load (local.get $z))) (local.get $shift)))
+        (local.set $s (f64.add (local.get $s) (local.get $e)))
+        (local.set $q (f64.add (local.get $q) (f64.mul (local.get $e) (local.get $e))))
+        (local.set $o (f32.mul (f32.mul (f32.sub (f32.sub (f32.load (local.get $x)) (local.get $muHi)) (local.get $muLo))
+          (local.get $r)) (f32.load (local.get $g))))
+        (if (local.get $bias) (then (local.set $o (f32.add (local.get $o) (f32.load (local.get $b))))))
+        (f32.store (local.get $y) (local.get $o))
+        (local.set $x (i32.add (local.get $x) (i32.const 4)))
+        (local.set $y (i32.add (local.get $y) (i32.const 4)))
+        (local.set $z (i32.add (local.get $z) (i32.const 4)))
+        (local.set $g (i32.add (local.get $g) (i32.const 4)))
+        (local.set $b (i32.add (local.get $b) (i32.const 4)))
+        (br $next)))
+    (local.get $s) (local.get $q))
+
+  ;; y = (x - shift)·r·g + β in float64 (scale and bias float64; b = 0: no β), rounded
+  ;; once to float32
+  (func $storeRow64 (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $n i32) (param $shift f64) (param $r f64)
+    (local $tail i32) (local $f f64)
+    (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $x) (local.get $tail)))
+        (local.set $f (f64.mul (f64.mul (f64.sub (f64.promote_f32 (f32.load (local.get $x))) (local.get $shift)) (local.get $r)) (f64.load (local.get $g))))
         (if (local.get $b) (then
           (local.set $f (f64.add (local.get $f) (f64.load (local.get $b))))
           (local.set $b (i32.add (local.get $b) (i32.const 8)))))
         (f32.store (local.get $y) (f32.demote_f64 (local.get $f)))
-        (local.set $f (f64.sub (f64.promote_f32 (f32.load (local.get $z))) (local.get $shift)))
-        (local.set $s (f64.add (local.get $s) (local.get $f)))
-        (local.set $q (f64.add (local.get $q) (f64.mul (local.get $f) (local.get $f))))
         (local.set $x (i32.add (local.get $x) (i32.const 4)))
         (local.set $y (i32.add (local.get $y) (i32.const 4)))
-        (local.set $z (i32.add (local.get $z) (i32.const 4)))
         (local.set $g (i32.add (local.get $g) (i32.const 8)))
-        (br $next)))
-    (local.get $s) (local.get $q))
+        (br $next))))
 
   (func (export "rmsnormF32")
-    (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $rstdOut i32)
+    (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $p i32) (param $rstdOut i32)
     (param $n i32) (param $row i32) (param $rowEnd i32) (param $eps f64) (param $epsOutside i32)
-    (local $bytes i32) (local $nf f64) (local $next i32) (local $ss f64) (local $r f64)
+    (local $bytes i32) (local $next i32) (local $q f64) (local $r f64)
     (if (i32.ge_u (local.get $row) (local.get $rowEnd)) (then (return)))
     (local.set $bytes (i32.shl (local.get $n) (i32.const 2)))
-    (local.set $nf (f64.convert_i32_u (local.get $n)))
     (local.set $x (i32.add (local.get $x) (i32.mul (local.get $row) (local.get $bytes))))
     (local.set $y (i32.add (local.get $y) (i32.mul (local.get $row) (local.get $bytes))))
-    (local.set $ss (call $squares (local.get $x) (local.get $n)))
+    (local.set $q (call $squares (local.get $x) (local.get $n)))
     (loop $rows
-      (local.set $r (call $rstd (f64.div (local.get $ss) (local.get $nf)) (local.get $eps) (local.get $epsOutside)))
+      (local.set $r (call $rstd (f64.div (local.get $q) (f64.convert_i32_u (local.get $n))) (local.get $eps) (local.get $epsOutside)))
       (if (local.get $rstdOut)
         (then (f32.store (i32.add (local.get $rstdOut) (i32.shl (local.get $row) (i32.const 2))) (f32.demote_f64 (local.get $r)))))
       (local.set $row (i32.add (local.get $row) (i32.const 1)))
       ;; the last row sums itself again, for nothing, to keep one loop
       (local.set $next (select (i32.add (local.get $x) (local.get $bytes)) (local.get $x)
         (i32.lt_u (local.get $row) (local.get $rowEnd))))
-      (local.set $ss (call $scaleSquares (local.get $x) (local.get $y) (local.get $g) (local.get $b) (local.get $n) (local.get $r) (local.get $next)))
+      (local.set $q
+        (if (result f64) (call $fits (f64.const 0) (local.get $r) (f64.const 0) (f64.load (local.get $p)) (f64.load offset=8 (local.get $p)))
+          (then
+            (call $scaleSquares (local.get $x) (local.get $y) (i32.add (local.get $p) (i32.const 16)) (local.get $n)
+              (f32.demote_f64 (local.get $r)) (local.get $next) (local.get $b)))
+          (else
+            (call $storeRow64 (local.get $x) (local.get $y) (local.get $g) (local.get $b) (local.get $n) (f64.const 0) (local.get $r))
+            (call $squares (local.get $next) (local.get $n)))))
       (local.set $x (local.get $next))
       (local.set $y (i32.add (local.get $y) (local.get $bytes)))
       (br_if $rows (i32.lt_u (local.get $row) (local.get $rowEnd)))))
 
   (func (export "layernormF32")
-    (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $meanOut i32) (param $rstdOut i32)
+    (param $x i32) (param $y i32) (param $g i32) (param $b i32) (param $p i32) (param $meanOut i32) (param $rstdOut i32)
     (param $n i32) (param $row i32) (param $rowEnd i32) (param $eps f64) (param $epsOutside i32)
-    (local $bytes i32) (local $nf f64) (local $next i32) (local $shift f64)
-    (local $sd f64) (local $sq f64) (local $dm f64) (local $mu f64) (local $s f64) (local $r f64)
+    (local $bytes i32) (local $nf f64) (local $next i32) (local $shift f64) (local $sd f64) (local $sq f64)
+    (local $dm f64) (local $mu f64) (local $s f64) (local $r f64) (local $muHi f32)
     (if (i32.ge_u (local.get $row) (local.get $rowEnd)) (then (return)))
     (local.set $bytes (i32.shl (local.get $n) (i32.const 2)))
     (local.set $nf (f64.convert_i32_u (local.get $n)))
@@ -312,11 +363,11 @@
     (local.set $sq)
     (local.set $sd)
     (loop $rows
-      ;; numerics: the sums come from one pass with the row's first element as shift,
-      ;; d = x - x₀, so μ = x₀ + Σd/n and s = (Σd² - Σd·(Σd/n))/n, never E[x²] - E[x]².
-      ;; x₀ lies within sqrt(n·s) of μ, so the cancellation is (Σd/n)²/s ≤ n at worst;
-      ;; past 2^10 (x₀ an outlier) the row, still in L1, gets the corrected two-pass of
-      ;; layernorm.ts: Σd and Σd² again about μ, Σd correcting μ to within an ulp.
+      ;; numerics: one pass with the row's first element as shift, d = x - x₀, gives
+      ;; μ = x₀ + Σd/n and s = (Σd² - Σd·(Σd/n))/n, never E[x²] - E[x]². x₀ lies within
+      ;; sqrt(n·s) of μ, so the cancellation (Σd/n)²/s is at most n, which float64 sums
+      ;; absorb; past 2^10 (x₀ an outlier) the row, still in L1, gets the corrected
+      ;; two-pass of layernorm.ts anyway: Σd and Σd² again about μ, Σd correcting μ.
       ;; Rounding can leave s a hair below 0 for a constant row; max(0, ·) keeps NaN.
       (local.set $dm (f64.div (local.get $sd) (local.get $nf)))
       (local.set $mu (f64.add (local.get $shift) (local.get $dm)))
@@ -339,8 +390,17 @@
       (local.set $next (select (i32.add (local.get $x) (local.get $bytes)) (local.get $x)
         (i32.lt_u (local.get $row) (local.get $rowEnd))))
       (local.set $shift (f64.promote_f32 (f32.load (local.get $next))))
-      (call $shiftScaleDeviations (local.get $x) (local.get $y) (local.get $g) (local.get $b) (local.get $n)
-        (local.get $mu) (local.get $r) (local.get $next) (local.get $shift))
+      (if (result f64 f64)
+          (call $fits (local.get $mu) (local.get $r) (f64.sqrt (f64.mul (local.get $nf) (local.get $s)))
+            (f64.load (local.get $p)) (f64.load offset=8 (local.get $p)))
+        (then
+          (local.set $muHi (f32.demote_f64 (local.get $mu)))
+          (call $shiftScaleDeviations (local.get $x) (local.get $y) (i32.add (local.get $p) (i32.const 16)) (local.get $n)
+            (local.get $muHi) (f32.demote_f64 (f64.sub (local.get $mu) (f64.promote_f32 (local.get $muHi))))
+            (f32.demote_f64 (local.get $r)) (local.get $next) (local.get $shift) (local.get $b)))
+        (else
+          (call $storeRow64 (local.get $x) (local.get $y) (local.get $g) (local.get $b) (local.get $n) (local.get $mu) (local.get $r))
+          (call $deviations (local.get $next) (local.get $n) (local.get $shift))))
       (local.set $sq)
       (local.set $sd)
       (local.set $x (local.get $next))

@@ -1,0 +1,144 @@
+// real requests for the contract test: valid and invalid, JSON and msgpack, every route and every
+// status a route can answer. `app` names the server that answers: `open` (no keys), `guarded`
+// (API keys, a 4 KiB body limit, test faults) or `draining` (as after SIGTERM).
+import { pack, packTyped } from '../helpers/http.js';
+import { bytesOf } from '../helpers/tensors.js';
+
+export type AppName = 'open' | 'guarded' | 'draining';
+
+export interface Probe {
+  name: string;
+  app: AppName;
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  headers: Record<string, string>;
+  payload?: string | Buffer;
+  status: number;
+  /** the error code, for error answers */
+  code?: string;
+  /** why a request the server accepts is outside the document's request schema */
+  outsideRequestSchema?: string;
+}
+
+export const API_KEY = 'contract-key';
+const AUTH = { authorization: `Bearer ${API_KEY}` };
+const MSGPACK = 'application/msgpack';
+
+const x2x4 = { dtype: 'float32', shape: [2, 4], data: [1, 2, 3, 4, -1, -2, -3, -4] };
+const bin = (dtype: 'float32' | 'float64' | 'float16' | 'bfloat16', shape: number[], values: number[]) => ({ dtype, shape, data: bytesOf(dtype, values) });
+const numpy = (shape: number[], values: number[]) => new Map<Buffer, unknown>([
+  [Buffer.from('nd'), true], [Buffer.from('type'), '<f4'], [Buffer.from('kind'), ''],
+  [Buffer.from('shape'), shape], [Buffer.from('data'), bytesOf('float32', values)],
+]);
+
+type Send = Pick<Probe, 'headers' | 'payload'>;
+const json = (body: unknown, headers: Record<string, string> = {}): Send => ({
+  headers: { 'content-type': 'application/json', ...headers },
+  payload: typeof body === 'string' ? body : JSON.stringify(body),
+});
+const msgpack = (body: unknown, headers: Record<string, string> = {}, type = MSGPACK): Send => ({
+  headers: { 'content-type': type, ...headers },
+  payload: Buffer.isBuffer(body) ? body : pack(body),
+});
+
+const post = (app: AppName, url: string, name: string, send: Send, status: number, code?: string): Probe =>
+  ({ name: `${url} ${name}`, app, method: 'POST', url, ...send, status, ...(code ? { code } : {}) });
+
+function normProbes(op: 'rmsnorm' | 'layernorm'): Probe[] {
+  const url = `/v1/${op}`;
+  const p = (name: string, send: Send, status: number, code?: string) => post('open', url, name, send, status, code);
+  return [
+    p('2x4 JSON example', json({ input: x2x4, eps: 0, return_stats: true }), 200),
+    p('2x4 msgpack bin float32, float16 weight, list bias, residual, stats', msgpack({
+      input: bin('float32', [2, 4], x2x4.data), weight: bin('float16', [4], [1, 0.5, 2, 1]), bias: { shape: [4], data: [0, 0.1, 0, 0] },
+      residual: bin('float32', [2, 4], [0, 0, 0, 0, 1, 1, 1, 1]), return_stats: true,
+    }), 200),
+    p('2x4 x-msgpack float16 in, bfloat16 out, eps outside, weight_offset 1', msgpack({
+      input: bin('float16', [2, 4], x2x4.data), output_dtype: 'bfloat16', eps_placement: 'outside', weight_offset: 1, weight: bin('float32', [4], [0, 0, 0, 0]),
+    }, {}, 'application/x-msgpack'), 200),
+    p('vnd.msgpack request, Accept JSON', msgpack({ input: bin('float64', [2, 4], x2x4.data) }, { accept: 'application/json' }, 'application/vnd.msgpack'), 200),
+    p('JSON request, Accept vnd.msgpack', json({ input: x2x4, axis: 0 }, { accept: 'application/vnd.msgpack;q=1, application/json;q=0.5' }), 200),
+    p('msgpack-numpy input and residual', msgpack({ input: numpy([2, 4], x2x4.data), residual: numpy([2, 4], [1, 1, 1, 1, 0, 0, 0, 0]), return_stats: true }), 200),
+    p('JSON float64 with "NaN" and "Infinity"', json({ input: { dtype: 'float64', shape: [2, 2], data: [1, 'NaN', 'Infinity', 2] }, return_stats: true }), 200),
+    p('zero rows [0, 8]', json({ input: { shape: [0, 8], data: [] }, return_stats: true }), 200),
+    { ...p('Float32Array extension', msgpack(packTyped({ input: { shape: [2, 4], data: new Float32Array(x2x4.data) } })), 200), outsideRequestSchema: 'msgpackr typed-array extension' },
+    p('misspelled epsilon', json({ input: x2x4, epsilon: 0 }), 400, 'NORM_ERR_FIELD_UNKNOWN'),
+    p('msgpack without input', msgpack({ eps: 0 }), 400, 'NORM_ERR_FIELD_MISSING'),
+    p('malformed JSON', json('{"input":'), 400, 'NORM_ERR_BODY_MALFORMED'),
+    p('malformed msgpack', msgpack(Buffer.from([0xc1])), 400, 'NORM_ERR_BODY_MALFORMED'),
+    p('unknown dtype', json({ input: { ...x2x4, dtype: 'int8' } }), 400, 'NORM_ERR_DTYPE_UNKNOWN'),
+    p('binary data of the wrong length', msgpack({ input: bin('float32', [2, 3], x2x4.data) }), 400, 'NORM_ERR_DATA_LENGTH'),
+    p('axis out of range', json({ input: x2x4, axis: 2 }), 400, 'NORM_ERR_AXIS_RANGE'),
+    p('weight of the wrong shape', json({ input: x2x4, weight: { shape: [3], data: [1, 1, 1] } }), 400, 'NORM_ERR_SHAPE_MISMATCH'),
+    p('n = 0', json({ input: { shape: [2, 0], data: [] } }), 400, 'NORM_ERR_EMPTY_ROW'),
+    p('a string in data', json({ input: { shape: [1], data: ['one'] } }), 400, 'NORM_ERR_DATA_INVALID'),
+    p('negative eps', json({ input: x2x4, eps: -1 }), 400, 'NORM_ERR_FIELD_INVALID'),
+    p('bad X-Request-Timeout-Ms', json({ input: x2x4 }, { 'x-request-timeout-ms': '1.5' }), 400, 'NORM_ERR_TIMEOUT_HEADER'),
+    p('Accept text/html', json({ input: x2x4 }, { accept: 'text/html' }), 406, 'NORM_ERR_NOT_ACCEPTABLE'),
+    p('Content-Type text/plain', { headers: { 'content-type': 'text/plain' }, payload: 'input' }, 415, 'NORM_ERR_MEDIA_TYPE'),
+    p('no Content-Type', { headers: {}, payload: Buffer.from('{}') }, 415, 'NORM_ERR_MEDIA_TYPE'),
+  ];
+}
+
+function batchProbes(): Probe[] {
+  const url = '/v1/batch';
+  const x4 = { dtype: 'float32', shape: [4], data: [1, 2, 3, 4] };
+  const p = (name: string, send: Send, status: number, code?: string) => post('open', url, name, send, status, code);
+  return [
+    p('JSON example', json({ requests: [{ op: 'rmsnorm', input: x4 }, { op: 'layernorm', input: x4 }] }), 200),
+    p('msgpack, one msgpack-numpy item and one bin item with stats', msgpack({
+      requests: [{ op: 'rmsnorm', input: numpy([2, 4], x2x4.data) }, { op: 'layernorm', input: bin('float32', [2, 4], x2x4.data), return_stats: true }],
+    }), 200),
+    p('JSON request, Accept x-msgpack', json({ requests: [{ op: 'layernorm', input: x4, eps: 0 }] }, { accept: 'application/x-msgpack' }), 200),
+    p('an invalid second item', json({ requests: [{ op: 'rmsnorm', input: x4 }, { op: 'rmsnorm', input: x4, weight: { shape: [2], data: [1, 1] } }] }), 400, 'NORM_ERR_SHAPE_MISMATCH'),
+    p('no requests', json({ requests: [] }), 400, 'NORM_ERR_FIELD_INVALID'),
+    p('unknown op', msgpack({ requests: [{ op: 'softmax', input: x4 }] }), 400, 'NORM_ERR_FIELD_INVALID'),
+    p('Accept application/xml', msgpack({ requests: [{ op: 'rmsnorm', input: x4 }] }, { accept: 'application/xml' }), 406, 'NORM_ERR_NOT_ACCEPTABLE'),
+    p('Content-Type application/cbor', { headers: { 'content-type': 'application/cbor' }, payload: Buffer.from([0xa0]) }, 415, 'NORM_ERR_MEDIA_TYPE'),
+  ];
+}
+
+const get = (app: AppName, url: string, status: number, headers: Record<string, string> = {}): Probe =>
+  ({ name: `GET ${url} (${app})`, app, method: 'GET', url, headers, status });
+
+/** 401, 413, 500 and 504 from the guarded server, 503 from the draining one, for every /v1 route */
+function guardedProbes(url: string, body: unknown): Probe[] {
+  const big = { requests: [{ op: 'rmsnorm', input: { shape: [1024], data: new Array(1024).fill(1.5) } }] };
+  return [
+    post('guarded', url, 'with a valid key', json(body, AUTH), 200),
+    post('guarded', url, 'without Authorization', json(body), 401, 'NORM_ERR_UNAUTHORIZED'),
+    post('guarded', url, 'with a wrong key', msgpack(body, { authorization: 'Bearer nope' }), 401, 'NORM_ERR_UNAUTHORIZED'),
+    post('guarded', url, 'JSON body over the 4 KiB limit', json(big, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
+    post('guarded', url, 'msgpack body over the 4 KiB limit', msgpack({ ...big, pad: Buffer.alloc(8192) }, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
+    post('guarded', url, 'a worker that crashes', json(body, { ...AUTH, 'x-test-fault': 'crash-worker' }), 500, 'NORM_ERR_WORKER_FAILED'),
+    post('guarded', url, 'a deadline of 20 ms on 300 ms of work', json(body, { ...AUTH, 'x-test-fault': 'sleep-300', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
+    post('draining', url, 'while draining', msgpack(body), 503, 'NORM_ERR_SHUTTING_DOWN'),
+  ];
+}
+
+export function corpus(): Probe[] {
+  const single = { input: x2x4 };
+  return [
+    ...normProbes('rmsnorm'),
+    ...normProbes('layernorm'),
+    ...batchProbes(),
+    ...guardedProbes('/v1/rmsnorm', single),
+    ...guardedProbes('/v1/layernorm', single),
+    ...guardedProbes('/v1/batch', { requests: [{ op: 'layernorm', ...single }] }),
+    get('open', '/healthz', 200),
+    get('open', '/readyz', 200),
+    get('open', '/metrics', 200),
+    get('open', '/openapi.json', 200),
+    get('open', '/docs', 200),
+    get('guarded', '/healthz', 200),
+    get('guarded', '/openapi.json', 200),
+    get('draining', '/readyz', 503),
+    get('draining', '/healthz', 200),
+    // routes the document does not have
+    { ...get('open', '/v1/rmsnorm', 404), code: 'NORM_ERR_NOT_FOUND' },
+    { ...post('open', '/v1/softmax', 'no such operation', json(single), 404), code: 'NORM_ERR_NOT_FOUND' },
+    { ...get('open', '/nowhere', 404), code: 'NORM_ERR_NOT_FOUND' },
+    { name: 'DELETE /healthz (open)', app: 'open', method: 'DELETE', url: '/healthz', headers: {}, status: 404, code: 'NORM_ERR_NOT_FOUND' },
+    { ...get('guarded', '/v1/nowhere', 401), code: 'NORM_ERR_UNAUTHORIZED' },
+  ];
+}
