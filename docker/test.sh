@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# docker/test.sh - the deployment, built and run for real (npm run test:docker; .ci/run).
+#   0. a Docker engine: the one DOCKER_HOST (or /var/run/docker.sock) points at, else
+#      ../shared/tools/dockerd-up.sh starts one; node:22-slim: pulled, else built locally
+#      with ../shared/tools/node-base-image.sh (no registry is reachable here)
+#   1. lint the Dockerfiles (dockerfilelint), validate docker/compose.yaml
+#      (docker-compose config -q) and the Kubernetes manifests rendered from docker/k8s
+#      (kubectl kustomize when it is there, and docker/kustomize-lite.mjs; schemas from
+#      kubernetes-models, see docker/validate-k8s.mjs)
+#   2. build the images; run the service with a 1-CPU quota and a read-only root; wait for
+#      healthy; real RMSNorm and LayerNorm requests with checked numbers; non-root; no
+#      sources, tests or dev dependencies in the image; `docker stop` drains requests in
+#      flight and the exit code is 0
+#   3. compose: 3 replicas behind HAProxy on 127.0.0.1; autocannon through it for
+#      LOAD_SECONDS; one replica SIGKILLed (host PID) in the middle; zero failed requests
+#      and the replica back in rotation
+#   4. clean up (containers, networks, the dockerd it started) on any exit; images stay
+#      (dangling ones are pruned when the engine is the one it started).
+# Root is needed (apt-get, dockerd). Needs `npm ci` first (dockerfilelint, autocannon).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+TOOLS=${TOOLS:-$ROOT/../shared/tools}
+DOCKERD_DIR=${DOCKERD_DIR:-/var/tmp/dockerd}
+NODE_BASE_DIR=${NODE_BASE_DIR:-/var/tmp/node-base}
+LOAD_SECONDS=${LOAD_SECONDS:-12}
+LOAD_CONNECTIONS=${LOAD_CONNECTIONS:-16}
+KILL_AFTER=${KILL_AFTER:-4} # seconds into the load
+REPLICAS=3
+LB_PORT=8080 # replaced by a free port in step 3
+APP_IMAGE=tensor-norm-service:latest
+LB_IMAGE=tensor-norm-lb:latest
+PROJECT=tnstest$$
+SINGLE=tnstest$$-single
+WORK=$(mktemp -d)
+export DOCKER_BUILDKIT=1
+# Debian's client, the one dockerd-up.sh installs and builds with (a newer client
+# elsewhere on PATH may lack buildx); docker-compose v1 calls the first `docker` on PATH
+export PATH=/usr/bin:$PATH
+DOCKER=/usr/bin/docker
+export DOCKER
+
+t_all=$(date +%s.%N)
+passed=0
+started_dockerd=""
+load_pid=""
+
+elapsed() { awk -v now="$(date +%s.%N)" -v t0="$1" 'BEGIN { printf "%.1f", now - t0 }'; }
+step() { t_step=$(date +%s.%N); printf '\n=== %s\n' "$*"; }
+step_done() { printf '[time] %s s\n' "$(elapsed "$t_step")"; }
+pass() { passed=$((passed + 1)); printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+compose() { LB_PORT=$LB_PORT docker-compose -p "$PROJECT" -f docker/compose.yaml "$@"; }
+
+cleanup() {
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  printf '\n=== 4/4 clean up\n'
+  [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null
+  if [ -n "${DOCKER_HOST:-}" ] || [ -S /var/run/docker.sock ]; then
+    $DOCKER rm -f "$SINGLE" >/dev/null 2>&1
+    [ -f docker/compose.yaml ] && compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1
+  fi
+  if [ -n "$started_dockerd" ]; then
+    # superseded builds of the images; only in an engine this script started
+    $DOCKER image prune -f >/dev/null 2>&1
+    kill "$started_dockerd" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "$started_dockerd" 2>/dev/null || break; sleep 0.2; done
+    kill -0 "$started_dockerd" 2>/dev/null && echo "dockerd $started_dockerd still running" >&2
+    echo "stopped the dockerd this script started (pid $started_dockerd)"
+  fi
+  rm -rf "$WORK"
+  printf '[time] total %s s\n' "$(elapsed "$t_all")"
+  if [ "$rc" -eq 0 ]; then echo "docker: $passed passed, 0 failed"; else echo "docker: $passed passed, 1 failed"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ -x node_modules/.bin/dockerfilelint ] || fail "node_modules is missing dockerfilelint: run npm ci first"
+
+# ---- 0. engine and base image ---------------------------------------------------------
+step "0/4 Docker engine and node:22-slim"
+if [ -z "${DOCKER_HOST:-}" ] && ! { [ -S /var/run/docker.sock ] && $DOCKER info >/dev/null 2>&1; }; then
+  sock=unix://$DOCKERD_DIR/docker.sock
+  if command -v docker-compose >/dev/null && DOCKER_HOST=$sock $DOCKER info >/dev/null 2>&1; then
+    export DOCKER_HOST=$sock # someone else's dockerd: used, not stopped
+  else
+    eval "$(bash "$TOOLS/dockerd-up.sh" "$DOCKERD_DIR")"
+    started_dockerd=$DOCKERD_PID
+  fi
+fi
+$DOCKER info >/dev/null 2>&1 || fail "no Docker engine at ${DOCKER_HOST:-/var/run/docker.sock}"
+echo "engine: $($DOCKER version -f '{{.Server.Version}}') at ${DOCKER_HOST:-/var/run/docker.sock}${started_dockerd:+ (started here, pid $started_dockerd)}"
+if ! $DOCKER image inspect node:22-slim >/dev/null 2>&1; then
+  if ! timeout 120 $DOCKER pull -q node:22-slim >/dev/null 2>&1; then
+    echo "node:22-slim cannot be pulled: building it with node-base-image.sh"
+    ENGINE=docker WORK=$NODE_BASE_DIR bash "$TOOLS/node-base-image.sh" 2>&1 | grep -E '^\[time\]|check:' || true
+  fi
+fi
+$DOCKER image inspect node:22-slim >/dev/null 2>&1 || fail "no node:22-slim image"
+step_done
+
+# ---- 1. static checks -----------------------------------------------------------------
+step "1/4 lint the Dockerfiles, validate compose and Kubernetes manifests"
+for f in docker/Dockerfile docker/lb/Dockerfile; do
+  node_modules/.bin/dockerfilelint "$f" >"$WORK/lint.txt" 2>&1 || { cat "$WORK/lint.txt"; fail "dockerfilelint $f"; }
+  pass "dockerfilelint $f"
+done
+LB_PORT=8080 docker-compose -f docker/compose.yaml config -q || fail "docker-compose config"
+pass "docker-compose config -q docker/compose.yaml"
+node docker/kustomize-lite.mjs docker/k8s >"$WORK/k8s-lite.yaml"
+if command -v kubectl >/dev/null && kubectl kustomize docker/k8s >"$WORK/k8s.yaml" 2>"$WORK/kubectl.err"; then
+  node docker/validate-k8s.mjs "$WORK/k8s.yaml" "$WORK/k8s-lite.yaml" || fail "k8s manifests"
+  pass "k8s manifests rendered by kubectl kustomize ($(kubectl version --client 2>/dev/null | grep -i kustomize | tr -d '\n')), same as kustomize-lite, valid"
+else
+  node docker/validate-k8s.mjs "$WORK/k8s-lite.yaml" || fail "k8s manifests"
+  pass "k8s manifests rendered by docker/kustomize-lite.mjs (no kubectl kustomize here), valid"
+fi
+step_done
+
+# ---- 2. one container -----------------------------------------------------------------
+step "2/4 build the images, run one container"
+t0=$(date +%s.%N)
+$DOCKER build -q -f docker/Dockerfile -t "$APP_IMAGE" . >/dev/null || fail "docker build $APP_IMAGE"
+pass "built $APP_IMAGE ($(elapsed "$t0") s, $($DOCKER image inspect -f '{{.Size}}' "$APP_IMAGE" | awk '{printf "%d MB", $1/1e6}'))"
+t0=$(date +%s.%N)
+$DOCKER build -q -t "$LB_IMAGE" docker/lb >/dev/null || fail "docker build $LB_IMAGE"
+pass "built $LB_IMAGE ($(elapsed "$t0") s)"
+
+# what the image holds: compiled code and production dependencies, nothing else
+contents=$($DOCKER run --rm --user 0 --entrypoint sh "$APP_IMAGE" -c \
+  'ls -A /app | tr "\n" " "; echo; for p in typescript vitest autocannon dockerfilelint; do [ ! -e /app/node_modules/$p ] || echo "dev:$p"; done; find /app \( -name "*.test.*" -o -name "*.ts" ! -name "*.d.ts" -o -name ".env*" -o -name "*.pem" -o -name "*.key" \) ! -path "/app/node_modules/*" -print')
+[ "$contents" = "dist node_modules package.json " ] \
+  || fail "image /app holds more than dist, node_modules (production) and package.json: $contents"
+pass "image /app: dist, production node_modules, package.json; no sources, tests, dev dependencies or secrets"
+
+port=$(free_port)
+$DOCKER run -d --name "$SINGLE" --cpus 1 --read-only -p "127.0.0.1:$port:8080" "$APP_IMAGE" >/dev/null
+t0=$(date +%s.%N)
+for _ in $(seq 1 120); do
+  status=$($DOCKER inspect -f '{{.State.Health.Status}}' "$SINGLE")
+  [ "$status" = healthy ] && break
+  [ "$($DOCKER inspect -f '{{.State.Running}}' "$SINGLE")" = true ] || { $DOCKER logs "$SINGLE" | tail -20; fail "container exited"; }
+  sleep 0.5
+done
+[ "$status" = healthy ] || { $DOCKER logs "$SINGLE" | tail -20; fail "container not healthy: $status"; }
+pass "container healthy after $(elapsed "$t0") s (HEALTHCHECK on /healthz)"
+
+node docker/smoke.mjs "http://127.0.0.1:$port" 1 || fail "requests to the container"
+pass "RMSNorm and LayerNorm answers checked; 1 worker thread under a 1-CPU quota"
+
+# every process in the container, PID 1 (tini) and the server, runs as uid 1000
+procs=$($DOCKER exec "$SINGLE" sh -c 'for s in /proc/[0-9]*/status; do awk "/^Name:/{n=\$2} /^Uid:/{print n\":\"\$2}" "$s"; done' 2>/dev/null | sort -u | tr '\n' ' ')
+echo "processes (name:uid): $procs"
+echo "$procs" | grep -q 'tini:1000' && echo "$procs" | grep -q 'node:1000' && ! echo "$procs" | grep -qE ':0( |$)' \
+  || fail "processes not all non-root: $procs"
+[ "$($DOCKER exec "$SINGLE" cat /proc/1/comm)" = tini ] || fail "PID 1 is not tini"
+pass "non-root: tini (PID 1) and node run as uid 1000"
+
+node docker/drain-check.mjs "http://127.0.0.1:$port" "$SINGLE" 4 || { $DOCKER logs "$SINGLE" 2>&1 | tail -20; fail "drain on docker stop"; }
+exit_code=$($DOCKER inspect -f '{{.State.ExitCode}}' "$SINGLE")
+[ "$exit_code" = 0 ] || { $DOCKER logs "$SINGLE" 2>&1 | tail -20; fail "exit code after docker stop: $exit_code"; }
+$DOCKER logs "$SINGLE" 2>&1 | grep -q '"drained"' || fail "no \"drained\" in the server log"
+pass "docker stop: 4 large requests in flight all answered 200, server logged drained, exit code 0"
+$DOCKER rm "$SINGLE" >/dev/null
+step_done
+
+# ---- 3. compose: replicas behind the load balancer ----------------------------------------
+step "3/4 compose: $REPLICAS replicas behind HAProxy, SIGKILL one under load"
+LB_PORT=$(free_port)
+compose up -d --no-build --scale app=$REPLICAS >"$WORK/up.txt" 2>&1 || { cat "$WORK/up.txt"; fail "docker-compose up"; }
+lb=$(compose ps -q lb)
+mapfile -t apps < <(compose ps -q app)
+[ "${#apps[@]}" -eq $REPLICAS ] || fail "expected $REPLICAS app containers, got ${#apps[@]}"
+
+healthy_count() { local n=0 c; for c in "${apps[@]}"; do [ "$($DOCKER inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{end}}' "$c")" = healthy ] && n=$((n + 1)); done; echo $n; }
+# servers HAProxy has UP in the backend, from its stats CSV (field 18 is the status)
+lb_up() { $DOCKER exec "$lb" node -e "fetch('http://127.0.0.1:8404/stats;csv').then(r=>r.text()).then(t=>console.log(t.split('\n').filter(l=>l.startsWith('replicas,app')&&l.split(',')[17]==='UP').length))" 2>/dev/null || echo 0; }
+
+t0=$(date +%s.%N)
+for _ in $(seq 1 120); do
+  [ "$(healthy_count)" -eq $REPLICAS ] && [ "$(lb_up)" -eq $REPLICAS ] && break
+  sleep 0.5
+done
+[ "$(healthy_count)" -eq $REPLICAS ] || { compose logs --tail 20; fail "replicas not healthy"; }
+[ "$(lb_up)" -eq $REPLICAS ] || { $DOCKER logs "$lb" 2>&1 | tail -20; fail "HAProxy does not see $REPLICAS replicas UP"; }
+pass "$REPLICAS replicas healthy and UP in HAProxy after $(elapsed "$t0") s; LB on 127.0.0.1:$LB_PORT"
+
+node docker/smoke.mjs "http://127.0.0.1:$LB_PORT" || fail "requests through the load balancer"
+pass "RMSNorm and LayerNorm answers checked through the load balancer"
+
+victim=${apps[1]}
+victim_name=$($DOCKER inspect -f '{{.Name}}' "$victim" | tr -d /)
+restarts_before=$($DOCKER inspect -f '{{.RestartCount}}' "$victim")
+echo "load: autocannon, $LOAD_CONNECTIONS connections, ${LOAD_SECONDS} s; SIGKILL $victim_name after ${KILL_AFTER} s"
+node docker/load.mjs "http://127.0.0.1:$LB_PORT" "$LOAD_SECONDS" "$LOAD_CONNECTIONS" >"$WORK/load.json" 2>"$WORK/load.err" &
+load_pid=$!
+sleep "$KILL_AFTER"
+victim_pid=$($DOCKER inspect -f '{{.State.Pid}}' "$victim")
+kill -9 "$victim_pid"
+t_kill=$(date +%s.%N)
+echo "killed $victim_name: host PID $victim_pid (tini), SIGKILL"
+
+t_running="" t_healthy="" t_lb="" lb_down_seen=""
+for _ in $(seq 1 300); do
+  if [ -z "$t_running" ] && [ "$($DOCKER inspect -f '{{.RestartCount}} {{.State.Running}}' "$victim")" = "$((restarts_before + 1)) true" ]; then
+    t_running=$(elapsed "$t_kill")
+  fi
+  if [ -n "$t_running" ] && [ -z "$t_healthy" ] && [ "$($DOCKER inspect -f '{{.State.Health.Status}}' "$victim")" = healthy ]; then
+    t_healthy=$(elapsed "$t_kill")
+  fi
+  # out of HAProxy's rotation, then back in: its own /readyz checks, independent of
+  # Docker's HEALTHCHECK, decide when it gets traffic again
+  up=$(lb_up)
+  [ "$up" -lt $REPLICAS ] && lb_down_seen=1
+  if [ -n "$lb_down_seen" ] && [ -z "$t_lb" ] && [ "$up" -eq $REPLICAS ]; then t_lb=$(elapsed "$t_kill"); fi
+  [ -n "$t_lb" ] && [ -n "$t_healthy" ] && break
+  sleep 0.2
+done
+
+if ! wait "$load_pid"; then load_rc=1; else load_rc=0; fi
+load_pid=""
+cat "$WORK/load.err" >&2
+figures=$(cat "$WORK/load.json")
+echo "load figures: $figures"
+# with dontlog-normal HAProxy logs only requests that hit an error or were retried
+$DOCKER logs "$lb" 2>&1 | grep 'POST /v1/' >"$WORK/lb.log" || true
+echo "HAProxy logged $(wc -l <"$WORK/lb.log") requests that met the dead replica (errors and retries only), e.g.:"
+head -3 "$WORK/lb.log" | cut -c1-220 | sed 's/^/  /'
+[ "$load_rc" -eq 0 ] || fail "failed requests during the replica kill: $figures"
+[ -n "$t_running" ] || fail "the killed replica was not restarted"
+[ -n "$t_healthy" ] || fail "the killed replica did not become healthy again"
+[ -n "$t_lb" ] || fail "HAProxy did not put the killed replica back in rotation"
+summary=$(node -e "const f=JSON.parse(process.argv[1]);console.log(f.sent+' sent, '+f.answered+' answered ('+f.correct+' 200 with the right body), '+f.failed+' failed; '+f.rps+' req/s, p99 '+f.latencyP99ms+' ms, max '+f.latencyMaxMs+' ms')" "$figures")
+pass "replica SIGKILLed under load: $summary"
+pass "killed replica restarted after ${t_running} s, back in HAProxy rotation after ${t_lb} s, Docker healthy after ${t_healthy} s"
+step_done
