@@ -36,6 +36,10 @@ export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, log: (e
     piscina,
     get closing() { return closing; },
     async run(task, signal) {
+      // piscina keeps tasks that carry a signal outside the queue its maxQueue counts
+      if (piscina.queueSize >= config.maxQueue) {
+        throw serviceError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later');
+      }
       try {
         return (await piscina.run(task, { signal })) as TaskResult;
       } catch (err) {

@@ -17,14 +17,15 @@
 ;; per sum, so squares of 1e±30 stay in range and rows of 65,536 lose about 2^-40
 ;; relative: the sums need no fallback.
 ;;
-;; numerics, output: in float32, y = ((x - μhi) - μlo)·r·g + β, with μhi + μlo = μ to
-;; 2^-48·|μ| (x - μhi is exact near the mean, by Sterbenz) and r, g, β rounded to
-;; float32. With u = 2^-24 and P = (x - μ)·r·g, the error is at most about
-;; 6u·|P| + u·|β| + u·|y| + 3·2^-48·|μ|·r·|g|, and |P| ≤ |y| + |β|, so it is below
-;; 7u·|y| + 7u·max|β| + 3·2^-48·|μ|·r·max|g|: within the contract's 1e-5 + 1e-5·|y|
-;; when max|β| ≤ 16 and |μ|·r·max|g| ≤ 2^26 (see $fits). Any other row, or one whose r,
-;; μ or x - μ leave float32's comfortable range, or holding NaN or Inf, gets the float64
-;; output (x - μ)·r·g + β rounded once, as the JS kernel computes it.
+;; numerics, output: in float32, y = ((x - μhi) - μlo)·r·g + β with μhi = μ rounded to
+;; float32 and μlo the rest, also rounded: x - μhi is exact near the mean (Sterbenz)
+;; and |μlo| ≤ |x - μ| for every other float32 x, so x - μ carries 2u of relative
+;; error at most (u = 2^-24), even for a mean 1e6 times the spread. With r, g and β
+;; rounded to float32, P = (x - μ)·r·g is off by 6u·|P| and y by u·|β| + u·|y| more;
+;; as |P| ≤ |y| + |β|, that is at most 7u·|y| + 7u·max|β|: within the contract's
+;; 1e-5 + 1e-5·|y| when max|β| ≤ 16. A row past that, or whose r or x - μ leave
+;; float32's comfortable range, or holding NaN or Inf, gets the float64 output
+;; (x - μ)·r·g + β rounded once, as the JS kernel computes it (see $fits).
 (module
   (import "env" "memory" (memory 1 65536 shared))
 
@@ -57,7 +58,8 @@
       (else (f64.div (f64.const 1) (f64.sqrt (f64.add (local.get $s) (local.get $eps)))))))
 
   ;; whether a row's float32 output is within the contract (see the top); NaN fails.
-  ;; bound ≥ max|x - μ|; r ≥ 2^-120 and r·|x - μ| ≤ sqrt(n) keep the products in range.
+  ;; bound ≥ max|x - μ|: with r ≥ 2^-120 and r·|x - μ| ≤ sqrt(n) nothing overflows, and
+  ;; r·max|g| ≤ 2^130 keeps float32's subnormal spacing (2^-149) negligible in y.
   (func $fits (param $mu f64) (param $r f64) (param $bound f64) (param $maxG f64) (param $maxB f64) (result i32)
     (i32.and
       (i32.and
@@ -65,7 +67,7 @@
         (f64.le (f64.add (f64.abs (local.get $mu)) (local.get $bound)) (f64.const 0x1p120)))
       (i32.and
         (i32.and (f64.le (local.get $maxG) (f64.const 0x1p100)) (f64.le (local.get $maxB) (f64.const 16)))
-        (f64.le (f64.mul (f64.mul (f64.abs (local.get $mu)) (local.get $r)) (local.get $maxG)) (f64.const 0x1p26)))))
+        (f64.le (f64.mul (local.get $r) (local.get $maxG)) (f64.const 0x1p130)))))
 
   (func $lanes (param $v v128) (result f64)
     (f64.add (f64x2.extract_lane 0 (local.get $v)) (f64x2.extract_lane 1 (local.get $v))))
@@ -105,17 +107,19 @@
   ;; issued after a store to the same 4 KiB offset waits for it.
   (func $scaleSquares (param $x i32) (param $y i32) (param $g i32) (param $n i32) (param $r f32) (param $z i32) (param $bias i32)
     (result f64)
-    (local $end i32) (local $tail i32) (local $b i32) (local $k v128) (local $v v128)
+    (local $end i32) (local $last i32) (local $t i32) (local $tail i32) (local $b i32) (local $k v128) (local $v v128)
     (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $q f64) (local $f f64) (local $o f32)
     (local.set $k (f32x4.splat (local.get $r)))
     (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (local.set $last (i32.add (local.get $z) (i32.shl (i32.sub (local.get $n) (i32.const 1)) (i32.const 2))))
     (local.set $end (i32.add (local.get $x) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
     (if (local.get $bias)
       (then
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
+            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
@@ -138,6 +142,7 @@
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
+            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
@@ -215,7 +220,7 @@
   (func $shiftScaleDeviations (param $x i32) (param $y i32) (param $g i32) (param $n i32)
     (param $muHi f32) (param $muLo f32) (param $r f32) (param $z i32) (param $shift f64) (param $bias i32)
     (result f64 f64)
-    (local $end i32) (local $tail i32) (local $b i32) (local $mh v128) (local $ml v128) (local $k v128) (local $c v128) (local $d v128)
+    (local $end i32) (local $last i32) (local $t i32) (local $tail i32) (local $b i32) (local $mh v128) (local $ml v128) (local $k v128) (local $c v128) (local $d v128)
     (local $a0 v128) (local $a1 v128) (local $q0 v128) (local $q1 v128) (local $s f64) (local $q f64) (local $e f64) (local $o f32)
     (local.set $mh (f32x4.splat (local.get $muHi)))
     (local.set $ml (f32x4.splat (local.get $muLo)))
@@ -223,12 +228,14 @@
     (local.set $c (f64x2.splat (local.get $shift)))
     (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (local.set $last (i32.add (local.get $z) (i32.shl (i32.sub (local.get $n) (i32.const 1)) (i32.const 2))))
     (local.set $end (i32.add (local.get $x) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
     (if (local.get $bias)
       (then
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
+            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))) (local.get $c)))
             (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
@@ -257,6 +264,7 @@
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
+            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))) (local.get $c)))
             (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
