@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { allocateJob, type Job } from '../ops/allocate-job.js';
 import { checkRequest, type CheckedRequest, type NormBody } from '../ops/check-request.js';
 import { jobResponse, packedResponse } from '../ops/job-response.js';
-import { runJob, settleAll, type RunContext } from '../ops/run-job.js';
+import { runJobs, type RunContext } from '../ops/run-job.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { NormOp, TaskFault } from '../pool/protocol.js';
 import type { SlabPool } from '../pool/slab-pool.js';
@@ -84,26 +84,26 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     const started = performance.now();
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
     const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, requestEncoding === 'json'));
-    const jobs: Job[] = checked.map((req) => allocateJob(req, slabs));
+    const jobs: Job[] = checked.map((req) => allocateJob(req, slabs, pool.workers));
     const ctx: RunContext = {
       pool, metrics, limits: config, signal: request.deadline.signal,
       fault: config.faultInjection ? testFault(request) : null,
     };
     const runStarted = performance.now();
-    let timings;
-    try {
-      timings = await settleAll(jobs.map((job) => runJob(job, ctx)));
-    } catch (err) {
-      // an aborted task may still be running on a worker that is being torn down: its slab is
-      // left to the garbage collector instead of being reused
-      if (err instanceof TaskAborted || request.deadline.signal.aborted) {
-        throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
-      }
-      request.slabs.push(...jobs.map((job) => job.slab));
-      throw err;
-    }
     // given back once the response is written (it may be a view of them)
     request.slabs.push(...jobs.map((job) => job.slab));
+    const run = runJobs(jobs, ctx);
+    let timings;
+    try {
+      timings = await run.result;
+    } catch (err) {
+      if (!(err instanceof TaskAborted)) throw err;
+      // answered now, but a task may still be reading or writing these slabs (body included):
+      // they go back only when every task has settled
+      const held = request.slabs.splice(0);
+      void run.settled.then(() => held.forEach((slab) => slabs.release(slab)));
+      throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
+    }
     const runMs = performance.now() - runStarted;
     for (const req of checked) {
       metrics.rows.inc({ op: req.op, dtype: req.input.dtype }, req.rows);

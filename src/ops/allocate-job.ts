@@ -36,7 +36,8 @@ function placement(t: TensorIn, valueType: Dtype): Placement {
   return { source: { memory, byteOffset: bytes.byteOffset, length: bytes.byteLength } };
 }
 
-export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
+/** `maxTasks`: the most tasks the job may be split into (one cancel flag each) */
+export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: number): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
@@ -50,6 +51,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
 
   // sizes first, then one slab
   const plan: [string, number][] = [
+    ['cancel', 4 * maxTasks],
     ['scale', 8 * paramLength],
     ['bias', req.bias === null ? 0 : 8 * paramLength],
     ['mean', req.returnStats && req.op === 'layernorm' ? 4 * statLength : 0],
@@ -69,6 +71,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
   const slab = slabs.acquire(yOffset + yBytes);
   const memory = slab.memory;
   const base = slab.offset;
+  new Int32Array(memory, base + offsets.cancel, maxTasks).fill(0); // slabs are reused: clear the flags
   Buffer.from(memory, base + prefixStart, prefix.length).set(prefix);
 
   const region = (name: string, length: number): Region => ({ memory, byteOffset: base + offsets[name], length });
@@ -110,6 +113,8 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool): Job {
       scale, bias,
       mean: req.returnStats && req.op === 'layernorm' ? region('mean', statLength) : null,
       rstd: req.returnStats ? region('rstd', statLength) : null,
+      cancel: region('cancel', maxTasks),
+      slot: 0,
       fault: null,
     },
   };

@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { executeTask } from '../pool/execute-task.js';
+import { DROPPED, QUEUED, executeTask } from '../pool/execute-task.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { NormTask, TaskFault, TaskResult } from '../pool/protocol.js';
 import type { Job } from './allocate-job.js';
@@ -25,49 +25,83 @@ export interface RunContext {
 
 type Done = Extract<TaskResult, { ok: true }>;
 
+/** computes the job; rejects with TaskAborted as soon as ctx.signal fires */
 export async function runJob(job: Job, ctx: RunContext): Promise<JobTiming> {
+  return (await runJobs([job], ctx).result)[0];
+}
+
+/**
+ * runs the jobs; `result` settles with their timings, or rejects at the first failure or as soon
+ * as ctx.signal fires (then queued tasks are told to do nothing). `settled` resolves once no task
+ * can touch the jobs' memory any more: only then may their slabs be reused.
+ */
+export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTiming[]>; settled: Promise<void> } {
+  const queued: { task: NormTask; controller: AbortController }[] = [];
+  const work = allSettledOrFirstError(jobs.map((job) => startJob(job, ctx, queued)));
+  const settled = work.then(() => undefined, () => undefined);
+  const result = new Promise<JobTiming[]>((resolve, reject) => {
+    const onAbort = () => {
+      // drop what has not started; what has, finishes (`settled` waits for it)
+      for (const { task, controller } of queued) {
+        const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
+        if (Atomics.compareExchange(flags, task.slot, QUEUED, DROPPED) === QUEUED) controller.abort();
+      }
+      reject(new TaskAborted('the request was dropped'));
+    };
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => ctx.signal.removeEventListener('abort', onAbort));
+  });
+  return { result, settled };
+}
+
+type Queued = { task: NormTask; controller: AbortController }[];
+
+async function startJob(job: Job, ctx: RunContext, queued: Queued): Promise<JobTiming> {
   const { task } = job;
   const rows = task.rowEnd - task.rowStart;
   const elements = rows * task.n;
   const submittedAt = performance.timeOrigin + performance.now();
   if (rows === 0) return { queueMs: 0, computeMs: 0 };
   if (ctx.signal.aborted) {
-    // dropped before it reached the queue (the deadline passed while its body arrived): still dropped work
+    // dropped before it started (the deadline passed while its body arrived): still dropped work
     ctx.metrics.tasks.inc({ outcome: 'aborted' });
-    throw new TaskAborted('deadline passed before the work started');
+    return { queueMs: 0, computeMs: 0 };
   }
   // faults are injected on workers only: a crash inline would take the server down
   if (elements <= ctx.limits.inlineMaxElements && ctx.fault === null) {
     return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task))]);
   }
   const chunks = Math.min(ctx.pool.workers, rows, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
-  const tasks: NormTask[] = [];
+  const tasks: Promise<Done>[] = [];
   for (let c = 0; c < chunks; c++) {
-    tasks.push({
+    const chunk: NormTask = {
       ...task,
+      slot: c,
       fault: ctx.fault,
       rowStart: task.rowStart + Math.floor((rows * c) / chunks),
       rowEnd: task.rowStart + Math.floor((rows * (c + 1)) / chunks),
-    });
+    };
+    const controller = new AbortController();
+    queued.push({ task: chunk, controller });
+    tasks.push(runOnPool(chunk, controller.signal, ctx, submittedAt));
   }
-  return timing(submittedAt, await settleAll(tasks.map((t) => runOnPool(t, ctx, submittedAt))));
+  return timing(submittedAt, await allSettledOrFirstError(tasks));
 }
 
 /** like Promise.all, but waits for every promise: no task may still write to memory we give back */
-export async function settleAll<T>(promises: Promise<T>[]): Promise<T[]> {
+async function allSettledOrFirstError<T>(promises: Promise<T>[]): Promise<T[]> {
   const settled = await Promise.allSettled(promises);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
-async function runOnPool(task: NormTask, ctx: RunContext, submittedAt: number): Promise<Done> {
+async function runOnPool(task: NormTask, signal: AbortSignal, ctx: RunContext, submittedAt: number): Promise<Done> {
   try {
-    return record(ctx.metrics, submittedAt, await ctx.pool.run(task, ctx.signal));
+    return record(ctx.metrics, submittedAt, await ctx.pool.run(task, signal));
   } catch (err) {
-    const outcome = err instanceof TaskAborted ? 'aborted'
-      : (err as { code?: string }).code === 'NORM_ERR_OVERLOADED' ? 'rejected' : 'failed';
-    ctx.metrics.tasks.inc({ outcome });
+    ctx.metrics.tasks.inc({ outcome: (err as { code?: string }).code === 'NORM_ERR_OVERLOADED' ? 'rejected' : 'failed' });
     throw err;
   }
 }
@@ -76,6 +110,10 @@ function record(metrics: Metrics, submittedAt: number, result: TaskResult): Done
   if (!result.ok) {
     metrics.tasks.inc({ outcome: 'failed' });
     throw serviceError(result.code, result.message);
+  }
+  if (result.skipped) {
+    metrics.tasks.inc({ outcome: 'aborted' });
+    return result;
   }
   metrics.tasks.inc({ outcome: 'ok' });
   metrics.taskWait.observe(Math.max(0, result.startedAt - submittedAt) / 1000);

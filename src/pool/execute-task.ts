@@ -6,6 +6,10 @@ import { rmsnormRows } from '../kernels/rmsnorm.js';
 import type { OutputArray, ValueArray } from '../kernels/types.js';
 import type { NormTask, Region, TaskResult } from './protocol.js';
 
+export const QUEUED = 0;
+export const STARTED = 1;
+export const DROPPED = 2;
+
 type ArrayType = Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor;
 
 function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
@@ -14,6 +18,10 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
 
 export function executeTask(task: NormTask): TaskResult {
   const startedAt = performance.timeOrigin + performance.now();
+  const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
+  if (Atomics.compareExchange(flags, task.slot, QUEUED, STARTED) !== QUEUED) {
+    return { ok: true, startedAt, finishedAt: startedAt, skipped: true };
+  }
   try {
     const { n, rowStart, rowEnd, inputDtype } = task;
     const valueType = inputDtype === 'float64' ? Float64Array : Float32Array;
@@ -42,7 +50,7 @@ export function executeTask(task: NormTask): TaskResult {
     };
     if (task.op === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd);
     else layernormRows(buffers, params, rowStart, rowEnd);
-    return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now() };
+    return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
   } catch (err) {
     return { ok: false, code: 'NORM_ERR_WORKER_FAILED', message: err instanceof Error ? err.message : String(err) };
   }

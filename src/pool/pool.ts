@@ -9,14 +9,14 @@ import type { NormTask, TaskResult } from './protocol.js';
 // workers always run the compiled file
 const WORKER_FILE = fileURLToPath(new URL('../../dist/pool/worker.js', import.meta.url));
 
-/** thrown when a task's signal fired: the caller knows whether that was a deadline or a disconnect */
+/** a job dropped at its deadline or when its client left */
 export class TaskAborted extends Error {}
 
 export interface NormPool {
   readonly workers: number;
   readonly piscina: Piscina;
   readonly closing: boolean;
-  run(task: NormTask, signal?: AbortSignal): Promise<TaskResult>;
+  run(task: NormTask, signal: AbortSignal): Promise<TaskResult>;
   close(): Promise<void>;
 }
 
@@ -36,14 +36,16 @@ export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, log: (e
     piscina,
     get closing() { return closing; },
     async run(task, signal) {
-      // piscina keeps tasks that carry a signal outside the queue its maxQueue counts
+      // piscina's maxQueue does not count tasks that carry a signal
       if (piscina.queueSize >= config.maxQueue) {
         throw serviceError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later');
       }
       try {
+        // the caller aborts only tasks that have not started (NormTask.cancel), so piscina removes
+        // them from its queue, or at worst stops a worker that had not touched memory yet
         return (await piscina.run(task, { signal })) as TaskResult;
       } catch (err) {
-        if (signal?.aborted) throw new TaskAborted('task aborted');
+        if (signal.aborted) return { ok: true, startedAt: 0, finishedAt: 0, skipped: true };
         if (err instanceof Error && err.message === 'Task queue is at limit') {
           throw serviceError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later');
         }

@@ -35,6 +35,11 @@ export interface NormTask {
   /** Float32Array per row */
   mean: Region | null;
   rstd: Region | null;
+  /** Int32 flags, one per task of the job (`slot`): 0 queued, 1 started, 2 dropped. A task claims
+   *  its flag before touching memory; a dropped one does nothing, so no task is ever cut off
+   *  mid-write into memory that may be reused */
+  cancel: Region;
+  slot: number;
   /** test-only fault injection (buildApp({ faultInjection: true })); null in service */
   fault: TaskFault | null;
 }
@@ -43,5 +48,5 @@ export type TaskFault = { kind: 'crash' } | { kind: 'sleep'; ms: number };
 
 /** workers answer with data, never by throwing: thrown errors lose their fields crossing threads */
 export type TaskResult =
-  | { ok: true; startedAt: number; finishedAt: number }
+  | { ok: true; startedAt: number; finishedAt: number; skipped: boolean }
   | { ok: false; code: 'NORM_ERR_WORKER_FAILED'; message: string };

@@ -31,24 +31,49 @@
 
   ;; prepared: [max|g| f64][max|β| f64][g as float32 × n][β as float32 × n, or zeros]
   (func (export "prepareF32") (param $g i32) (param $b i32) (param $n i32) (param $p i32)
-    (local $i i32) (local $maxG f64) (local $maxB f64) (local $v f64) (local $w i32)
-    (local.set $w (i32.add (local.get $p) (i32.const 16)))
+    (f64.store (local.get $p) (call $narrow (local.get $g) (local.get $n) (i32.add (local.get $p) (i32.const 16))))
+    (f64.store offset=8 (local.get $p)
+      (if (result f64) (local.get $b)
+        (then (call $narrow (local.get $b) (local.get $n) (i32.add (local.get $p) (i32.add (i32.const 16) (i32.shl (local.get $n) (i32.const 2))))))
+        (else
+          (memory.fill (i32.add (local.get $p) (i32.add (i32.const 16) (i32.shl (local.get $n) (i32.const 2)))) (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
+          (f64.const 0)))))
+
+  ;; writes the n float64 at src as float32 to dst and returns their largest magnitude,
+  ;; NaN if any is NaN (so that such a scale fails $fits). pmax (one instruction, NaN-blind)
+  ;; and a separate NaN mask keep the loop off f64x2.max's long dependency chain.
+  (func $narrow (param $src i32) (param $n i32) (param $dst i32) (result f64)
+    (local $end i32) (local $tail i32) (local $v v128) (local $w v128) (local $m0 v128) (local $m1 v128) (local $nan v128)
+    (local $f f64) (local $max f64)
+    (local.set $tail (i32.add (local.get $src) (i32.shl (local.get $n) (i32.const 3))))
+    (local.set $end (i32.add (local.get $src) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 3))))
     (block $done
       (loop $next
-        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-        (local.set $v (f64.load (i32.add (local.get $g) (i32.shl (local.get $i) (i32.const 3)))))
-        (local.set $maxG (f64.max (local.get $maxG) (f64.abs (local.get $v))))
-        (f32.store (i32.add (local.get $w) (i32.shl (local.get $i) (i32.const 2))) (f32.demote_f64 (local.get $v)))
-        (local.set $v (if (result f64) (local.get $b)
-          (then (f64.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 3)))))
-          (else (f64.const 0))))
-        (local.set $maxB (f64.max (local.get $maxB) (f64.abs (local.get $v))))
-        (f32.store (i32.add (local.get $w) (i32.shl (i32.add (local.get $n) (local.get $i)) (i32.const 2)))
-          (f32.demote_f64 (local.get $v)))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
+        (local.set $v (v128.load align=4 (local.get $src)))
+        (local.set $w (v128.load offset=16 align=4 (local.get $src)))
+        (local.set $m0 (f64x2.pmax (local.get $m0) (f64x2.abs (local.get $v))))
+        (local.set $m1 (f64x2.pmax (local.get $m1) (f64x2.abs (local.get $w))))
+        (local.set $nan (v128.or (local.get $nan)
+          (v128.or (f64x2.ne (local.get $v) (local.get $v)) (f64x2.ne (local.get $w) (local.get $w)))))
+        (v128.store align=4 (local.get $dst)
+          (i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 (f32x4.demote_f64x2_zero (local.get $v)) (f32x4.demote_f64x2_zero (local.get $w))))
+        (local.set $src (i32.add (local.get $src) (i32.const 32)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 16)))
         (br $next)))
-    (f64.store (local.get $p) (local.get $maxG))
-    (f64.store offset=8 (local.get $p) (local.get $maxB)))
+    (local.set $m0 (f64x2.pmax (local.get $m0) (local.get $m1)))
+    (local.set $max (select (f64.const nan) (f64.max (f64x2.extract_lane 0 (local.get $m0)) (f64x2.extract_lane 1 (local.get $m0)))
+      (v128.any_true (local.get $nan))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $src) (local.get $tail)))
+        (local.set $f (f64.load (local.get $src)))
+        (local.set $max (f64.max (local.get $max) (f64.abs (local.get $f))))
+        (f32.store (local.get $dst) (f32.demote_f64 (local.get $f)))
+        (local.set $src (i32.add (local.get $src) (i32.const 8)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
+        (br $next)))
+    (local.get $max))
 
   ;; r = 1/sqrt(s + eps), or 1/(sqrt(s) + eps) when eps is outside. With eps = 0 an
   ;; all-zero row gives r = Inf and y = 0·Inf = NaN, as the contract asks.
@@ -107,19 +132,17 @@
   ;; issued after a store to the same 4 KiB offset waits for it.
   (func $scaleSquares (param $x i32) (param $y i32) (param $g i32) (param $n i32) (param $r f32) (param $z i32) (param $bias i32)
     (result f64)
-    (local $end i32) (local $last i32) (local $t i32) (local $tail i32) (local $b i32) (local $k v128) (local $v v128)
+    (local $end i32) (local $tail i32) (local $b i32) (local $k v128) (local $v v128)
     (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $q f64) (local $f f64) (local $o f32)
     (local.set $k (f32x4.splat (local.get $r)))
     (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
-    (local.set $last (i32.add (local.get $z) (i32.shl (i32.sub (local.get $n) (i32.const 1)) (i32.const 2))))
     (local.set $end (i32.add (local.get $x) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
     (if (local.get $bias)
       (then
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
@@ -142,7 +165,6 @@
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $v) (local.get $v))))
             (local.set $v (f64x2.promote_low_f32x4 (v128.load64_zero offset=8 align=4 (local.get $z))))
@@ -159,9 +181,9 @@
             (local.set $y (i32.add (local.get $y) (i32.const 32)))
             (local.set $z (i32.add (local.get $z) (i32.const 32)))
             (local.set $g (i32.add (local.get $g) (i32.const 32)))
-            (local.set $b (i32.add (local.get $b) (i32.const 32)))
             (br $next)))))
     (local.set $q (call $lanes (f64x2.add (f64x2.add (local.get $q0) (local.get $q1)) (f64x2.add (local.get $q2) (local.get $q3)))))
+    (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $x) (local.get $tail)))
@@ -220,7 +242,7 @@
   (func $shiftScaleDeviations (param $x i32) (param $y i32) (param $g i32) (param $n i32)
     (param $muHi f32) (param $muLo f32) (param $r f32) (param $z i32) (param $shift f64) (param $bias i32)
     (result f64 f64)
-    (local $end i32) (local $last i32) (local $t i32) (local $tail i32) (local $b i32) (local $mh v128) (local $ml v128) (local $k v128) (local $c v128) (local $d v128)
+    (local $end i32) (local $tail i32) (local $b i32) (local $mh v128) (local $ml v128) (local $k v128) (local $c v128) (local $d v128)
     (local $a0 v128) (local $a1 v128) (local $q0 v128) (local $q1 v128) (local $s f64) (local $q f64) (local $e f64) (local $o f32)
     (local.set $mh (f32x4.splat (local.get $muHi)))
     (local.set $ml (f32x4.splat (local.get $muLo)))
@@ -228,14 +250,12 @@
     (local.set $c (f64x2.splat (local.get $shift)))
     (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (local.set $tail (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
-    (local.set $last (i32.add (local.get $z) (i32.shl (i32.sub (local.get $n) (i32.const 1)) (i32.const 2))))
     (local.set $end (i32.add (local.get $x) (i32.shl (i32.and (local.get $n) (i32.const -8)) (i32.const 2))))
     (if (local.get $bias)
       (then
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))) (local.get $c)))
             (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
@@ -264,7 +284,6 @@
         (block $done
           (loop $next
             (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
-            (local.set $t (i32.add (local.get $t) (i32.load (select (i32.add (local.get $z) (i32.const 1024)) (local.get $last) (i32.lt_u (i32.add (local.get $z) (i32.const 1024)) (local.get $last))))))
             (local.set $d (f64x2.sub (f64x2.promote_low_f32x4 (v128.load64_zero align=4 (local.get $z))) (local.get $c)))
             (local.set $a0 (f64x2.add (local.get $a0) (local.get $d)))
             (local.set $q0 (f64x2.add (local.get $q0) (f64x2.mul (local.get $d) (local.get $d))))
@@ -287,10 +306,10 @@
             (local.set $y (i32.add (local.get $y) (i32.const 32)))
             (local.set $z (i32.add (local.get $z) (i32.const 32)))
             (local.set $g (i32.add (local.get $g) (i32.const 32)))
-            (local.set $b (i32.add (local.get $b) (i32.const 32)))
             (br $next)))))
     (local.set $s (call $lanes (f64x2.add (local.get $a0) (local.get $a1))))
     (local.set $q (call $lanes (f64x2.add (local.get $q0) (local.get $q1))))
+    (local.set $b (i32.add (local.get $g) (i32.shl (local.get $n) (i32.const 2))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $x) (local.get $tail)))

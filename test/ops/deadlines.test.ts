@@ -1,0 +1,153 @@
+// deadlines: REQUEST_TIMEOUT_MS and X-Request-Timeout-Ms; work whose deadline passed is dropped and answered 504.
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildReadyApp, MSGPACK, msgpackBody, parseMetrics, sampleValue, waitFor } from './helpers.js';
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+// 4 rows of 8: with inlineMaxElements 0 every request is one pool task
+const BODY = JSON.stringify({ input: { shape: [4, 8], data: Array.from({ length: 32 }, (_, i) => i - 16) } });
+const DEADLINE = {
+  statusCode: 504,
+  code: 'NORM_ERR_DEADLINE',
+  error: 'Gateway Timeout',
+  message: 'the request deadline passed before its result was ready',
+};
+const timeoutHeaderError = (value: string) => ({
+  statusCode: 400,
+  code: 'NORM_ERR_TIMEOUT_HEADER',
+  error: 'Bad Request',
+  message: `X-Request-Timeout-Ms: "${value}" must be a whole number of milliseconds ≥ 1`,
+});
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const res = await app!.inject({ method: 'GET', url: '/metrics' });
+  return sampleValue(parseMetrics(res.body), name, labels) ?? 0;
+}
+
+const post = (headers: Record<string, string> = {}) =>
+  app!.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, ...headers }, payload: BODY });
+
+describe('a request whose deadline passes behind slow work', () => {
+  it('gets 504 at once, and its task is dropped from the queue, never run', async () => {
+    app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
+    const slow = [post({ 'x-test-fault': 'sleep-300' }), post({ 'x-test-fault': 'sleep-300' })];
+    let slowDone = 0;
+    for (const s of slow) void s.then(() => slowDone++);
+    // one slow task sleeps on the worker, the other waits behind it
+    await waitFor('a queued slow task', async () => (await metric('norm_pool_queue_depth')) === 1);
+
+    const started = performance.now();
+    const late = await post({ 'x-request-timeout-ms': '1' });
+    const waited = performance.now() - started;
+    expect(late.statusCode).toBe(504);
+    expect(late.headers['content-type']).toMatch(/^application\/json/);
+    expect(late.json()).toEqual(DEADLINE);
+    // answered at its deadline, not after the 600 ms of slow work ahead of it
+    expect(slowDone).toBe(0);
+    expect(waited).toBeLessThan(250);
+
+    for (const res of await Promise.all(slow)) expect(res.statusCode).toBe(200);
+    // exactly the two slow tasks ran; the late one was counted as aborted and its rows never normalized
+    expect(await metric('norm_tasks_total', { outcome: 'ok' })).toBe(2);
+    expect(await metric('norm_tasks_total', { outcome: 'aborted' })).toBe(1);
+    expect(await metric('norm_task_run_seconds_count')).toBe(2);
+    expect(await metric('norm_rows_total', { op: 'rmsnorm', dtype: 'float32' })).toBe(8);
+    expect(await metric('http_requests_total', { method: 'POST', route: '/v1/rmsnorm', status: '504' })).toBe(1);
+    // dropping a queued task kills no worker
+    expect(await metric('norm_worker_restarts_total')).toBe(0);
+    expect(await metric('norm_pool_queue_depth')).toBe(0);
+  });
+
+  it('gets 504 when the deadline passes while its body is still arriving, and nothing is queued', async () => {
+    app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({
+        host: '127.0.0.1', port, method: 'POST', path: '/v1/rmsnorm', agent: false,
+        headers: { ...JSON_TYPE, 'content-length': Buffer.byteLength(BODY), 'x-request-timeout-ms': '5' },
+      }, (r) => {
+        let body = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => (body += c));
+        r.on('end', () => resolve({ status: r.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+      // the rest of the body comes well after the 5 ms deadline: the handler must not queue the work
+      req.write(BODY.slice(0, 10));
+      setTimeout(() => req.end(BODY.slice(10)), 100);
+    });
+    expect(res.status).toBe(504);
+    expect(JSON.parse(res.body)).toEqual(DEADLINE);
+    expect(await metric('norm_tasks_total', { outcome: 'ok' })).toBe(0);
+    expect(await metric('norm_tasks_total', { outcome: 'aborted' })).toBe(1);
+    expect(await metric('norm_task_run_seconds_count')).toBe(0);
+  });
+});
+
+describe('X-Request-Timeout-Ms', () => {
+  it('anything but decimal digits ≥ 1 is a 400 with the whole body', async () => {
+    app = await buildReadyApp({ workers: 1 });
+    for (const value of ['abc', '0', '-5', '1.5', '', '5ms', '0x10', '1e3', '+5', '00']) {
+      const res = await post({ 'x-request-timeout-ms': value });
+      expect(res.statusCode, JSON.stringify(value)).toBe(400);
+      expect(res.json(), JSON.stringify(value)).toEqual(timeoutHeaderError(value));
+    }
+    for (const value of ['1000', '007', '60000']) {
+      expect((await post({ 'x-request-timeout-ms': value })).statusCode, value).toBe(200);
+    }
+  });
+
+  it('a value above REQUEST_TIMEOUT_MS is capped to it, not an error', async () => {
+    app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0, requestTimeoutMs: 200 });
+    for (const value of ['100000', '99999999999999999999999']) {
+      expect((await post({ 'x-request-timeout-ms': value })).statusCode, value).toBe(200);
+    }
+    // 2 s of work: a deadline of 100000 ms would let it finish; the 200 ms cap does not
+    const started = performance.now();
+    const res = await post({ 'x-request-timeout-ms': '100000', 'x-test-fault': 'sleep-2000' });
+    expect(res.statusCode).toBe(504);
+    expect(res.json()).toEqual(DEADLINE);
+    expect(performance.now() - started).toBeLessThan(1500);
+    // without the header the same default applies
+    expect((await post({ 'x-test-fault': 'sleep-2000' })).json()).toEqual(DEADLINE);
+  });
+
+  it('a shorter header deadline wins over REQUEST_TIMEOUT_MS', async () => {
+    app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
+    const res = await post({ 'x-request-timeout-ms': '50', 'x-test-fault': 'sleep-2000' });
+    expect(res.statusCode).toBe(504);
+    expect(res.json()).toEqual(DEADLINE);
+    // the pool replaces the worker whose task was cut off, and serves the next request
+    expect((await post()).statusCode).toBe(200);
+  });
+});
+
+describe('the memory of dropped work', () => {
+  // slabs come from one WebAssembly.Memory: a dropped job's slab must come back (once no task can
+  // touch it), or ~63 such 64 MiB jobs would exhaust the 4 GiB tensor memory
+  it('80 large jobs dropped at their deadline leave the next ones answerable (504, not 503)', async () => {
+    app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
+    // keeps the one worker busy: the large jobs queue behind it, or find their deadline passed first
+    const sleeper = post({ 'x-test-fault': 'sleep-2000' });
+    // 4 × 1Mi float32 (16 MiB) in, float64 out: each job's slab is 32 MiB + header → the 64 MiB class
+    const large = msgpackBody(new Float32Array(4 * 1024 * 1024), [4, 1024 * 1024], { output_dtype: 'float64' });
+    const answers: Record<string, number> = {};
+    for (let i = 0; i < 80; i++) {
+      const res = await app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { 'content-type': MSGPACK, 'x-request-timeout-ms': '1' }, payload: large });
+      const key = `${res.statusCode} ${res.json().message}`;
+      answers[key] = (answers[key] ?? 0) + 1;
+    }
+    expect(answers).toEqual({ [`504 ${DEADLINE.message}`]: 80 });
+    expect((await sleeper).statusCode).toBe(200);
+  }, 30_000);
+});

@@ -1,0 +1,228 @@
+// shared by the operations tests: request bodies, a float64 reference, Prometheus text,
+// and a real server process (spawned, found through /proc, killed by its pid).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { Packr, Unpackr } from 'msgpackr';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const MSGPACK = 'application/msgpack';
+
+/** API.md §2, Accuracy: float32 output */
+export const FLOAT32_ABS = 1e-5;
+export const FLOAT32_REL = 1e-5;
+
+const packr = new Packr({ useRecords: false });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
+
+/** deterministic values in [-1.5, 2.5): a linear congruential sequence, cheap for millions */
+export function values(length: number, seed = 1): Float32Array {
+  const x = new Float32Array(length);
+  let s = Math.imul(seed, 0x9e3779b1) >>> 0;
+  for (let i = 0; i < length; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    x[i] = (s / 2 ** 32) * 4 - 1.5;
+  }
+  return x;
+}
+
+function bytesOf(x: Float32Array | Float64Array): Buffer {
+  return Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+}
+
+/** a msgpack body `{ input: { dtype, shape, data: bin } }` plus any other fields */
+export function msgpackBody(x: Float32Array | Float64Array, shape: number[], extra: Record<string, unknown> = {}): Buffer {
+  const dtype = x instanceof Float64Array ? 'float64' : 'float32';
+  return packr.pack({ input: { dtype, shape, data: bytesOf(x) }, ...extra });
+}
+
+export interface TensorReply { dtype: string; shape: number[]; data: Uint8Array }
+
+export function decodeMsgpack(body: Buffer | Uint8Array): Record<string, TensorReply> {
+  return unpackr.unpack(body) as Record<string, TensorReply>;
+}
+
+/** the float32 elements of a decoded msgpack tensor (copied: its bytes may be unaligned) */
+export function float32Of(t: TensorReply): Float32Array {
+  const copy = new Uint8Array(t.data);
+  return new Float32Array(copy.buffer, 0, copy.byteLength / 4);
+}
+
+/** RMSNorm over rows of n, eps inside, no weight, in float64 */
+export function referenceRmsnorm(x: ArrayLike<number>, n: number, eps = 1e-6): Float64Array {
+  const y = new Float64Array(x.length);
+  for (let start = 0; start < x.length; start += n) {
+    let s = 0;
+    for (let i = start; i < start + n; i++) s += x[i] * x[i];
+    const r = 1 / Math.sqrt(s / n + eps);
+    for (let i = start; i < start + n; i++) y[i] = x[i] * r;
+  }
+  return y;
+}
+
+/** indices whose float32 output is outside the tolerance (at most a few, for the message) */
+export function float32Mismatches(actual: ArrayLike<number>, ref: ArrayLike<number>): string[] {
+  const bad: string[] = [];
+  if (actual.length !== ref.length) return [`length ${actual.length} vs ${ref.length}`];
+  for (let i = 0; i < ref.length && bad.length < 5; i++) {
+    if (!(Math.abs(actual[i] - ref[i]) <= FLOAT32_ABS + FLOAT32_REL * Math.abs(ref[i]))) bad.push(`[${i}] ${actual[i]} vs ${ref[i]}`);
+  }
+  return bad;
+}
+
+// ---- Prometheus text format ----
+
+export interface Sample { name: string; labels: Record<string, string>; value: number }
+
+const SAMPLE = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
+const LABEL = /([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g;
+
+export function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = SAMPLE.exec(line);
+    if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const [, key, raw] of (match[2] ?? '').matchAll(LABEL)) labels[key] = raw.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    samples.push({ name: match[1], labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** the value of the one sample with exactly these labels; undefined when there is none */
+export function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels);
+  const found = samples.filter((s) => s.name === name
+    && Object.keys(s.labels).length === wanted.length
+    && wanted.every(([k, v]) => s.labels[k] === v));
+  if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)}: ${found.length} samples`);
+  return found[0]?.value;
+}
+
+// ---- apps ----
+
+/**
+ * buildApp, silent, and ready. Event-loop shedding is off unless asked for: ready() blocks the loop
+ * for about a second compiling schemas, and under-pressure would shed the next second's /v1
+ * requests as overload (src/server.ts waits that out before listening; an in-process app does not).
+ * These tests are about other things; overload is tested on the real server.
+ */
+export async function buildReadyApp(options: Partial<Config>): Promise<FastifyInstance> {
+  const app = await buildApp({ logLevel: 'silent', maxEventLoopDelayMs: 0, ...options });
+  await app.ready();
+  return app;
+}
+
+// ---- polling ----
+
+/** polls until check() returns a value other than undefined/false; throws after timeoutMs */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, everyMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+// ---- a real server process ----
+
+/** resident set size of a process in bytes, from /proc/<pid>/status */
+export function rssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]) * 1024;
+}
+
+/** the TCP port a process listens on: its socket inodes (fd links) matched against /proc/net/tcp LISTEN rows */
+export function listeningPort(pid: number): number | undefined {
+  try {
+    return findListeningPort(pid);
+  } catch {
+    return undefined; // the process is gone; the caller finds out from its exit
+  }
+}
+
+function findListeningPort(pid: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (socket) inodes.add(socket[1]);
+    } catch {
+      // the fd closed while we looked
+    }
+  }
+  for (const line of readFileSync(`/proc/${pid}/net/tcp`, 'utf8').split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    // cols: sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+    if (cols.length > 9 && cols[3] === '0A' && inodes.has(cols[9])) return parseInt(cols[1].split(':')[1], 16);
+  }
+  return undefined;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  url: string;
+  /** stdout and stderr lines so far (pino JSON when LOG_LEVEL allows) */
+  lines: string[];
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL if still running; for afterEach/finally */
+  kill(): void;
+}
+
+/** spawns `node dist/server.js` on 127.0.0.1, port 0, and waits until /readyz answers 200 */
+export async function startServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid!;
+  const lines: string[] = [];
+  let exited = false;
+  const exit = once(child, 'exit').then(([code, signal]) => {
+    exited = true;
+    return { code: code as number | null, signal: signal as NodeJS.Signals | null };
+  });
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop()!;
+      lines.push(...parts);
+    });
+  }
+  const kill = () => {
+    process.off('exit', kill);
+    if (exited) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // it exited and we have not heard yet
+    }
+  };
+  // afterEach kills it; this covers a test worker that exits without running afterEach
+  process.once('exit', kill);
+  try {
+    const port = await waitFor('the server to listen', async () => {
+      if (exited) throw new Error(`server exited before listening: ${JSON.stringify(await exit)}\n${lines.join('\n')}`);
+      return listeningPort(pid);
+    }, readyTimeoutMs);
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200, readyTimeoutMs);
+    return { child, pid, port, url, lines, exit, kill };
+  } catch (err) {
+    kill();
+    throw err;
+  }
+}

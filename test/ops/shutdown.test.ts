@@ -1,0 +1,127 @@
+// SIGTERM on the real server process: stop accepting, finish what is in flight, exit 0 in bounded time.
+import { Agent, request as httpRequest, type ClientRequest } from 'node:http';
+import { afterEach, expect, it } from 'vitest';
+import {
+  decodeMsgpack, float32Mismatches, float32Of, listeningPort, MSGPACK, msgpackBody, referenceRmsnorm, startServer, values,
+  waitFor, type ServerProcess,
+} from './helpers.js';
+
+const ROWS = 1024;
+const N = 4096; // 16 MiB of float32 per request
+const IN_FLIGHT = 4;
+const EXIT_BOUND_MS = 10_000;
+
+let server: ServerProcess | undefined;
+afterEach(() => {
+  server?.kill();
+  server = undefined;
+});
+
+interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+
+/** a POST whose body the caller writes; resolves with the whole answer */
+function open(url: string, agent: Agent, length: number): { req: ClientRequest; answer: Promise<Answer> } {
+  const { hostname, port } = new URL(url);
+  const req = httpRequest({
+    host: hostname, port, method: 'POST', path: '/v1/rmsnorm', agent,
+    headers: { 'content-type': MSGPACK, 'content-length': length },
+  });
+  const answer = new Promise<Answer>((resolve, reject) => {
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+  });
+  return { req, answer };
+}
+
+/** a small request on a new connection: refused, or answered (503 expected) */
+function tryNewConnection(url: string): Promise<{ error?: string; status?: number; body?: string; retryAfter?: string }> {
+  const { hostname, port } = new URL(url);
+  const body = JSON.stringify({ input: { shape: [1, 2], data: [1, 2] } });
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: hostname, port, method: 'POST', path: '/v1/rmsnorm', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode, body: text, retryAfter: res.headers['retry-after'] as string | undefined }));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+    req.end(body);
+  });
+}
+
+const logged = (lines: string[], msg: string) => lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+
+it('SIGTERM with large requests in flight: they finish with 200, new ones are refused, exit 0', async () => {
+  // info logs: "incoming request" says each request was admitted before SIGTERM is sent
+  server = await startServer({ WORKERS: '2', LOG_LEVEL: 'info', MAX_QUEUE: '16' });
+  const x = values(ROWS * N);
+  const body = msgpackBody(x, [ROWS, N]);
+  const half = body.length >> 1;
+  // keep-alive connections, as a real client pool holds them: draining must not wait for them to idle out
+  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+  try {
+    const inFlight = Array.from({ length: IN_FLIGHT }, () => open(server!.url, agent, body.length));
+    // half of each body now, the rest after SIGTERM: all four are surely in flight when it arrives
+    for (const { req } of inFlight) req.write(body.subarray(0, half));
+    await waitFor('all requests admitted', () => logged(server!.lines, 'incoming request').filter((l) => (l.req as { url: string }).url === '/v1/rmsnorm').length === IN_FLIGHT);
+
+    const signalledAt = performance.now();
+    process.kill(server.pid, 'SIGTERM');
+    await waitFor('the draining log line', () => logged(server!.lines, 'draining').length === 1);
+    expect(logged(server.lines, 'draining')[0]).toMatchObject({ signal: 'SIGTERM', inFlight: IN_FLIGHT });
+
+    // once the listener is gone a new connection is refused; a connection accepted just before that
+    // would be answered 503 (or reset by close(), if it sent nothing yet): wait for the listener to close
+    await waitFor('the listener to close', () => listeningPort(server!.pid) === undefined);
+    const late = await tryNewConnection(server.url);
+    if (late.error !== undefined) {
+      expect(late.error).toBe('ECONNREFUSED');
+    } else {
+      expect(late.status).toBe(503);
+      expect(late.retryAfter).toMatch(/^\d+$/);
+      expect(JSON.parse(late.body!)).toEqual({ statusCode: 503, code: 'NORM_ERR_SHUTTING_DOWN', error: 'Service Unavailable', message: 'the server is shutting down; retry on another instance' });
+    }
+
+    for (const { req } of inFlight) req.end(body.subarray(half));
+    const answers = await Promise.all(inFlight.map(({ answer }) => answer));
+    const reference = referenceRmsnorm(x, N);
+    for (const res of answers) {
+      expect(res.status, res.body.subarray(0, 200).toString()).toBe(200);
+      const { output } = decodeMsgpack(res.body);
+      expect(output.shape).toEqual([ROWS, N]);
+      expect(output.data.byteLength).toBe(ROWS * N * 4);
+      expect(float32Mismatches(float32Of(output), reference)).toEqual([]);
+    }
+
+    const exit = await Promise.race([
+      server.exit,
+      new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), EXIT_BOUND_MS)),
+    ]);
+    const exitMs = performance.now() - signalledAt;
+    console.log(`shutdown: exit ${JSON.stringify(exit)} ${exitMs.toFixed(0)} ms after SIGTERM`);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(exitMs).toBeLessThan(EXIT_BOUND_MS);
+    expect(logged(server.lines, 'drained')).toHaveLength(1);
+  } finally {
+    agent.destroy();
+  }
+}, 30_000);
+
+it('SIGINT on an idle server: /readyz was 200, the process exits 0 at once', async () => {
+  server = await startServer({ WORKERS: '1', LOG_LEVEL: 'info' });
+  const signalledAt = performance.now();
+  process.kill(server.pid, 'SIGINT');
+  const exit = await Promise.race([
+    server.exit,
+    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), EXIT_BOUND_MS)),
+  ]);
+  expect(exit).toEqual({ code: 0, signal: null });
+  expect(performance.now() - signalledAt).toBeLessThan(EXIT_BOUND_MS);
+  expect(logged(server.lines, 'draining')[0]).toMatchObject({ signal: 'SIGINT', inFlight: 0 });
+  expect(logged(server.lines, 'drained')).toHaveLength(1);
+}, 30_000);

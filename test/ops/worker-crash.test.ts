@@ -1,0 +1,92 @@
+// a worker thread that dies mid-task fails only its own request (500); the pool replaces it.
+import type { FastifyInstance } from 'fastify';
+import { afterEach, expect, it } from 'vitest';
+import {
+  buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, MSGPACK, msgpackBody, parseMetrics,
+  referenceRmsnorm, sampleValue, values, waitFor,
+} from './helpers.js';
+
+const WORKER_FAILED = {
+  statusCode: 500,
+  code: 'NORM_ERR_WORKER_FAILED',
+  error: 'Internal Server Error',
+  message: 'a worker thread failed: worker exited with code: 1',
+};
+const ROWS = 16;
+const N = 64;
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+async function metric(name: string): Promise<number | undefined> {
+  const res = await app!.inject({ method: 'GET', url: '/metrics' });
+  return sampleValue(parseMetrics(res.body), name);
+}
+
+function rmsnorm(seed: number, fault?: string) {
+  return app!.inject({
+    method: 'POST', url: '/v1/rmsnorm',
+    headers: { 'content-type': MSGPACK, ...(fault ? { 'x-test-fault': fault } : {}) },
+    payload: msgpackBody(values(ROWS * N, seed), [ROWS, N]),
+  });
+}
+
+/** a 200 whose output is rmsnorm of values(…, seed) within the float32 tolerance */
+function expectCorrect(res: Awaited<ReturnType<typeof rmsnorm>>, seed: number) {
+  expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+  const { output } = decodeMsgpack(res.rawPayload);
+  expect(output.shape).toEqual([ROWS, N]);
+  expect(float32Mismatches(float32Of(output), referenceRmsnorm(values(ROWS * N, seed), N))).toEqual([]);
+}
+
+it('the crashed request gets 500, the others in flight and all later ones 200, and the restart is counted', async () => {
+  // 16×64 is one task (below minTaskElements), so the crash kills exactly one worker with one request on it
+  app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 });
+  expect(await metric('norm_worker_restarts_total')).toBe(0);
+
+  // in flight together: slow ones keep both workers and the queue busy while one crashes
+  const inFlight = [
+    rmsnorm(1, 'sleep-100'),
+    rmsnorm(2, 'crash-worker'),
+    rmsnorm(3, 'sleep-100'),
+    rmsnorm(4),
+    rmsnorm(5, 'sleep-50'),
+    rmsnorm(6),
+  ];
+  const answers = await Promise.all(inFlight);
+  const crashed = answers[1];
+  expect(crashed.statusCode).toBe(500);
+  expect(crashed.headers['content-type']).toMatch(/^application\/json/);
+  expect(crashed.json()).toEqual(WORKER_FAILED);
+  answers.forEach((res, i) => {
+    if (i !== 1) expectCorrect(res, i + 1);
+  });
+
+  expect(await metric('norm_worker_restarts_total')).toBeGreaterThanOrEqual(1);
+  // the pool is refilled: /readyz says so and shows both workers
+  const ready = await waitFor('/readyz 200', async () => {
+    const res = await app!.inject({ method: 'GET', url: '/readyz' });
+    return res.statusCode === 200 && res;
+  });
+  expect(ready.json()).toEqual({ status: 'ready', workers: 2 });
+
+  for (let seed = 10; seed < 16; seed++) expectCorrect(await rmsnorm(seed), seed);
+  // spread over both workers too
+  (await Promise.all([20, 21, 22, 23].map((seed) => rmsnorm(seed)))).forEach((res, i) => expectCorrect(res, 20 + i));
+  expect(await metric('norm_pool_workers')).toBe(2);
+});
+
+it('every crash is replaced: three in a row leave two workers and count three restarts', async () => {
+  app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 });
+  for (let i = 0; i < 3; i++) {
+    const res = await rmsnorm(i, 'crash-worker');
+    expect(res.json()).toEqual(WORKER_FAILED);
+  }
+  expect(await metric('norm_worker_restarts_total')).toBe(3);
+  await waitFor('/readyz 200', async () => (await app!.inject({ method: 'GET', url: '/readyz' })).statusCode === 200);
+  expectCorrect(await rmsnorm(7), 7);
+  expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+});
