@@ -14,6 +14,7 @@ import { ajvKeywords } from './http/schemas.js';
 import { createMetrics } from './metrics.js';
 import { createPool } from './pool/pool.js';
 import { createSlabPool } from './pool/slab-pool.js';
+import { loadWasmKernels } from './kernels/wasm-kernels.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,7 +45,9 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   });
   const state: ServiceState = { draining: false, inFlight: 0 };
   app.decorate('service', state);
-  const pool = createPool(config, (err) => app.log.error({ err }, 'worker pool error'));
+  const slabs = createSlabPool(TENSOR_MEMORY_BYTES);
+  const wasm = loadWasmKernels(slabs.memory); // this thread's copy: inline work and per-request prep
+  const pool = createPool(config, slabs.memory, (err) => app.log.error({ err }, 'worker pool error'));
   const metrics = createMetrics(pool);
   pool.piscina.on('workerDestroy', () => {
     if (!pool.closing) metrics.workerRestarts.inc();
@@ -70,9 +73,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
 
   await registerDocs(app);
   registerErrorHandling(app);
-  const slabs = createSlabPool(TENSOR_MEMORY_BYTES);
   registerBodyParsers(app, config.maxBodyBytes, slabs);
   registerOpsRoutes(app, pool, metrics, state);
-  registerRoutes(app, { pool, config, metrics, state, slabs });
+  registerRoutes(app, { pool, config, metrics, state, slabs, wasm });
   return app;
 }

@@ -12,6 +12,7 @@ import { runJobs, type RunContext } from '../ops/run-job.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { NormOp, TaskFault } from '../pool/protocol.js';
 import type { SlabPool } from '../pool/slab-pool.js';
+import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import { createAdmissionHook, type ServiceState } from './guards.js';
 import { encodingOf, essence, negotiate } from './media-types.js';
 import { batchRouteDoc, normRouteDoc } from './response-schemas.js';
@@ -71,9 +72,10 @@ export interface RouteDeps {
   metrics: Metrics;
   state: ServiceState;
   slabs: SlabPool;
+  wasm: WasmKernels;
 }
 
-export function registerRoutes(app: FastifyInstance, { pool, config, metrics, state, slabs }: RouteDeps): void {
+export function registerRoutes(app: FastifyInstance, { pool, config, metrics, state, slabs, wasm }: RouteDeps): void {
   app.decorateRequest('negotiated', null as unknown as Negotiated);
   app.decorateRequest('deadline', null as unknown as FastifyRequest['deadline']);
   app.decorateRequest('timeoutHeaderError', null);
@@ -84,9 +86,9 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     const started = performance.now();
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
     const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, requestEncoding === 'json'));
-    const jobs: Job[] = checked.map((req) => allocateJob(req, slabs, pool.workers));
+    const jobs: Job[] = checked.map((req) => allocateJob(req, slabs, pool.workers, wasm));
     const ctx: RunContext = {
-      pool, metrics, limits: config, signal: request.deadline.signal,
+      pool, metrics, wasm, limits: config, signal: request.deadline.signal,
       fault: config.faultInjection ? testFault(request) : null,
     };
     const runStarted = performance.now();

@@ -6,6 +6,7 @@ import { outputPrefix } from '../codec/msgpack-prefix.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import type { Slab, SlabPool } from '../pool/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
+import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
 import type { CheckedRequest } from './check-request.js';
 
 export interface Job {
@@ -37,7 +38,7 @@ function placement(t: TensorIn, valueType: Dtype): Placement {
 }
 
 /** `maxTasks`: the most tasks the job may be split into (one cancel flag each) */
-export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: number): Job {
+export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
@@ -47,11 +48,14 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   const inputPlace = placement(req.input, valueType);
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType);
   const yBytes = size * DTYPES[req.outDtype].itemsize;
+  // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 output
+  const useWasm = valueType === 'float32' && req.outDtype === 'float32' && paramLength > 0;
   const prefix = outputPrefix(req.outDtype, req.input.shape, yBytes);
 
   // sizes first, then one slab
   const plan: [string, number][] = [
     ['cancel', 4 * maxTasks],
+    ['prepared', useWasm ? preparedBytes(paramLength) : 0],
     ['scale', 8 * paramLength],
     ['bias', req.bias === null ? 0 : 8 * paramLength],
     ['mean', req.returnStats && req.op === 'layernorm' ? 4 * statLength : 0],
@@ -99,6 +103,8 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
     }
     if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
   }
+  const prepared = useWasm ? base + offsets.prepared : null;
+  if (prepared !== null) wasm.prepareF32(scale.byteOffset, bias?.byteOffset ?? null, paramLength, prepared);
 
   return {
     request: req,
@@ -115,6 +121,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
       rstd: req.returnStats ? region('rstd', statLength) : null,
       cancel: region('cancel', maxTasks),
       slot: 0,
+      prepared,
       fault: null,
     },
   };

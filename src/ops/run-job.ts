@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics.js';
 import { DROPPED, QUEUED, executeTask } from '../pool/execute-task.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { NormTask, TaskFault, TaskResult } from '../pool/protocol.js';
+import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job } from './allocate-job.js';
 
 export interface JobTiming {
@@ -18,6 +19,8 @@ export interface RunContext {
   pool: NormPool;
   limits: Pick<Config, 'inlineMaxElements' | 'minTaskElements'>;
   metrics: Metrics;
+  /** this thread's SIMD kernels, for work done inline */
+  wasm: WasmKernels;
   /** fires at the deadline or when the client goes away */
   signal: AbortSignal;
   fault: TaskFault | null;
@@ -70,7 +73,7 @@ async function startJob(job: Job, ctx: RunContext, queued: Queued): Promise<JobT
   }
   // faults are injected on workers only: a crash inline would take the server down
   if (elements <= ctx.limits.inlineMaxElements && ctx.fault === null) {
-    return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task))]);
+    return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm))]);
   }
   const chunks = Math.min(ctx.pool.workers, rows, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
   const tasks: Promise<Done>[] = [];

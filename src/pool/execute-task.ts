@@ -4,6 +4,7 @@ import { layernormRows } from '../kernels/layernorm.js';
 import { loadRows } from '../kernels/load-rows.js';
 import { rmsnormRows } from '../kernels/rmsnorm.js';
 import type { OutputArray, ValueArray } from '../kernels/types.js';
+import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { NormTask, Region, TaskResult } from './protocol.js';
 
 export const QUEUED = 0;
@@ -16,7 +17,8 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
   return new (type as Float32ArrayConstructor)(region.memory, region.byteOffset, region.length) as InstanceType<T>;
 }
 
-export function executeTask(task: NormTask): TaskResult {
+/** `wasm`: the SIMD kernels over the shared memory every region lives in, when this thread has them */
+export function executeTask(task: NormTask, wasm: WasmKernels | null): TaskResult {
   const startedAt = performance.timeOrigin + performance.now();
   const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
   if (Atomics.compareExchange(flags, task.slot, QUEUED, STARTED) !== QUEUED) {
@@ -33,6 +35,10 @@ export function executeTask(task: NormTask): TaskResult {
       if (task.residualSource !== null) loadRows(task.residualSource.memory, task.residualSource.byteOffset, inputDtype, h, n, rowStart, rowEnd);
       addResidualRows(x, h, inputDtype, n, rowStart, rowEnd);
       x = h;
+    }
+    if (task.prepared !== null && wasm !== null) {
+      runWasm(wasm, task, x.byteOffset);
+      return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
     }
     const buffers = {
       x,
@@ -53,5 +59,16 @@ export function executeTask(task: NormTask): TaskResult {
     return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
   } catch (err) {
     return { ok: false, code: 'NORM_ERR_WORKER_FAILED', message: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+function runWasm(wasm: WasmKernels, task: NormTask, x: number): void {
+  const { n, rowStart, rowEnd, eps, epsOutside } = task;
+  const bias = task.bias?.byteOffset ?? null;
+  const rstd = task.rstd?.byteOffset ?? null;
+  if (task.op === 'rmsnorm') {
+    wasm.rmsnormF32(x, task.y.byteOffset, task.scale.byteOffset, bias, task.prepared!, rstd, n, rowStart, rowEnd, eps, epsOutside);
+  } else {
+    wasm.layernormF32(x, task.y.byteOffset, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);
   }
 }

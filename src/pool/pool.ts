@@ -20,13 +20,15 @@ export interface NormPool {
   close(): Promise<void>;
 }
 
-export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, log: (err: Error) => void): NormPool {
+/** `memory`: the shared memory the slabs come from; each worker runs the wasm kernels over it */
+export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, memory: WebAssembly.Memory, log: (err: Error) => void): NormPool {
   const piscina = new Piscina({
     filename: WORKER_FILE,
     minThreads: config.workers,
     maxThreads: config.workers,
     maxQueue: config.maxQueue,
     idleTimeout: Number.MAX_SAFE_INTEGER, // keep warm threads: start-up costs more than idle memory
+    workerData: { memory },
   });
   // a worker that dies with no task is reported here; unhandled, it would take the process down
   piscina.on('error', log);
