@@ -11,7 +11,8 @@ export interface Config {
   requestTimeoutMs: number;
   apiKeys: string[];
   logLevel: string;
-  /** tensors with at most this many elements are normalized on the main thread */
+  /** tensors with at most this many elements are normalized on the main thread (SIMD kernels;
+   *  the JS kernels, about 8× slower per element, get an eighth of it) */
   inlineMaxElements: number;
   /** a pool task gets at least this many elements, so small tensors are not split thin */
   minTaskElements: number;
@@ -52,7 +53,9 @@ export const defaults: Readonly<Config> = Object.freeze({
   requestTimeoutMs: 30_000, // 30 s
   apiKeys: [],
   logLevel: 'info',
-  inlineMaxElements: 32 * 1024, // measured: below this a thread hop costs more than the work
+  // measured (scripts/measure-inline-threshold.mjs): a hop to a warm worker costs ~200 µs, the
+  // SIMD kernel's work for ~170 Ki float32 elements, the JS kernels' for ~18 Ki
+  inlineMaxElements: 128 * 1024,
   minTaskElements: 64 * 1024,
   maxEventLoopDelayMs: 1000, // a main thread a second late is not keeping up
   faultInjection: false,

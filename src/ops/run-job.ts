@@ -28,6 +28,9 @@ export interface RunContext {
 
 type Done = Extract<TaskResult, { ok: true }>;
 
+/** per element, the JS kernels cost about this many times the SIMD ones (measured, see config.ts) */
+const JS_KERNEL_COST = 8;
+
 /** computes the job; rejects with TaskAborted as soon as ctx.signal fires */
 export async function runJob(job: Job, ctx: RunContext): Promise<JobTiming> {
   return (await runJobs([job], ctx).result)[0];
@@ -72,7 +75,8 @@ async function startJob(job: Job, ctx: RunContext, queued: Queued): Promise<JobT
     return { queueMs: 0, computeMs: 0 };
   }
   // faults are injected on workers only: a crash inline would take the server down
-  if (elements <= ctx.limits.inlineMaxElements && ctx.fault === null) {
+  const inlineMax = task.prepared !== null ? ctx.limits.inlineMaxElements : ctx.limits.inlineMaxElements / JS_KERNEL_COST;
+  if (elements <= inlineMax && ctx.fault === null) {
     return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm))]);
   }
   const chunks = Math.min(ctx.pool.workers, rows, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
