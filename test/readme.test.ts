@@ -16,7 +16,7 @@ const DOC_ADDRESS = 'http://127.0.0.1:8080';
 const SNIPPET_TIMEOUT_MS = 60_000;
 
 // how many blocks of each tag the README has: deleting (or adding) a snippet must show up here
-const EXPECTED_COUNTS = { console: 2, bash: 1, python: 2, ts: 1 };
+const EXPECTED_COUNTS = { console: 5, bash: 1, python: 2, ts: 1 };
 const RUNNABLE = new Set(['bash', 'python', 'ts']);
 
 // API.md's worked example: rmsnorm of [[1, 2, 3, 4], [-1, -2, -3, -4]], eps 0
