@@ -1,0 +1,63 @@
+// npm run load's command line: parsed and checked once, with the defaults in one place.
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const HELP = `npm run load -- [options]
+
+  --duration <s>     seconds per measured run (default 4; 12 scenarios × service and echo ≈ 2 min)
+  --warmup <s>       unmeasured seconds before each run (default 0.75)
+  --connections <n>  concurrent connections for every scenario (default per scenario:
+                     16 small and JSON, 8 medium, bfloat16 and batch, 4 large)
+  --short            CI mode: a fixed small number of requests per run, 2 connections, no warm-up
+  --only <a,b>       only scenarios whose id contains one of these (e.g. small,rmsnorm/large)
+  --url <base>       aim at a running deployment instead of spawning the service
+  --echo-url <base>  with --url: an echo baseline already running (node dist-load/echo-server.js)
+  --server-pid <n>   with --url on this machine: the service's PID, for its CPU time
+  --api-key <key>    sent as Authorization: Bearer <key>
+  --workers <n>      WORKERS for the spawned service (default: the service's own)
+  --out <dir>        where results.json, RESULTS.md and results.svg go
+                     (default load/; with --short, dist-load/short/)
+`;
+
+export interface Options {
+  duration: number; warmup: number; connections: number | null; short: boolean; only: string[];
+  url: string | null; echoUrl: string | null; serverPid: number | null; apiKey: string | null;
+  workers: string | null; out: string;
+}
+
+export function options(root: string): Options {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' },
+      short: { type: 'boolean', default: false }, only: { type: 'string' },
+      url: { type: 'string' }, 'echo-url': { type: 'string' }, 'server-pid': { type: 'string' },
+      'api-key': { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const number = (name: string, value: string | undefined, fallback: number, min: number): number => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min) throw new Error(`--${name}: ${value} is not a number ≥ ${min}`);
+    return n;
+  };
+  const short = values.short!;
+  if (values['echo-url'] !== undefined && values.url === undefined) throw new Error('--echo-url needs --url');
+  return {
+    short,
+    duration: number('duration', values.duration, short ? 0 : 4, 0),
+    warmup: number('warmup', values.warmup, short ? 0 : 0.75, 0),
+    connections: values.connections === undefined ? (short ? 2 : null) : number('connections', values.connections, 0, 1),
+    only: values.only?.split(',').filter((s) => s.length > 0) ?? [],
+    url: values.url?.replace(/\/+$/, '') ?? null,
+    echoUrl: values['echo-url']?.replace(/\/+$/, '') ?? null,
+    serverPid: values['server-pid'] === undefined ? null : number('server-pid', values['server-pid'], 0, 1),
+    apiKey: values['api-key'] ?? null,
+    workers: values.workers ?? null,
+    out: resolve(values.out ?? (short ? join(root, 'dist-load', 'short') : join(root, 'load'))),
+  };
+}

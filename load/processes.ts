@@ -1,0 +1,118 @@
+// the servers a load run spawns: on a free 127.0.0.1 port, waited for until ready, their
+// CPU time read from /proc, and always stopped by PID (also on error and on Ctrl-C).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+const READY_TIMEOUT_MS = 30_000; // a cold start on a busy shared machine
+const STOP_GRACE_MS = 10_000; // the service drains in-flight requests on SIGTERM
+const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
+
+export interface Spawned {
+  name: string;
+  pid: number;
+  base: string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** kills whatever is still running; sync, so it can run from an 'exit' handler */
+export function killAll(): void {
+  for (const child of running) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      try { process.kill(child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    }
+  }
+  running.clear();
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** starts `node script` with PORT and HOST set, resolves once GET /readyz answers 200 */
+export async function spawnServer(name: string, script: string, env: Record<string, string>): Promise<Spawned> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  let shown = 0;
+  let hidden = 0;
+  const keep = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    output = (output + text).slice(-4000);
+    // a run's end abandons requests in flight, which the service may log one by one
+    for (const line of text.split('\n').filter((l) => l.length > 0)) {
+      if (shown < MAX_LOG_LINES) {
+        process.stderr.write(`[${name}] ${line.slice(0, 400)}\n`);
+        shown++;
+      } else {
+        hidden++;
+      }
+    }
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      running.delete(child);
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
+    }
+    try {
+      const response = await fetch(`${base}/readyz`);
+      if (response.status === 200) break;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      running.delete(child);
+      throw new Error(`${name} not ready after ${READY_TIMEOUT_MS} ms:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    name, pid: child.pid!, base,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+      running.delete(child);
+      if (hidden > 0) process.stderr.write(`[${name}] ${hidden} more log lines not shown\n`);
+    },
+  };
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** user + system CPU seconds of a process, all its threads, from /proc/<pid>/stat */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // fields after the command name, which is in parentheses and may hold spaces
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime (fields 14, 15)
+}

@@ -1,0 +1,100 @@
+// the figures a run writes (load/results.json, load/bench.json) and the report reads.
+import type { Machine } from './machine.js';
+
+export interface RunFigures {
+  /** responses received, any status */
+  responses: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  seconds: number;
+  /** 2xx responses per second */
+  rps: number;
+  /** input tensor MiB per second of 2xx responses */
+  mibPerS: number;
+  /** over 2xx responses, from autocannon's per-response times (not its whole-ms histogram) */
+  p50Ms: number;
+  p99Ms: number;
+  /** server user+system CPU seconds per response; null when its PID is unknown */
+  serverCpuPerReq: number | null;
+  loadgenCpuPerReq: number;
+  /** load generator CPU time / wall time (1 = one core busy) */
+  loadgenCores: number;
+  spotChecks: number;
+  spotCheckFailures: number;
+  firstFailure: string | null;
+}
+
+export interface ScenarioFigures {
+  id: string;
+  op: string;
+  name: string;
+  label: string;
+  path: string;
+  encoding: string;
+  tensorBytes: number;
+  connections: number;
+  service: RunFigures;
+  echo: RunFigures | null;
+  /** service ÷ echo; null without an echo */
+  ratio: { rps: number; p50: number; p99: number; serverCpuPerReq: number | null } | null;
+}
+
+/** the 1-minute load average when a run started and ended: how busy the shared machine was */
+export interface LoadAverage { start: number; end: number }
+
+export interface LoadResults {
+  kind: 'load';
+  date: string;
+  command: string;
+  machine: Machine;
+  loadAverage: LoadAverage;
+  options: {
+    short: boolean; duration: number | null; warmup: number;
+    /** null: each scenario's own (ScenarioFigures.connections) */
+    connections: number | null;
+    url: string | null; echoUrl: string | null; workers: string;
+  };
+  scenarios: ScenarioFigures[];
+}
+
+export interface KernelFigures {
+  kernel: string;
+  /** the JavaScript kernels (src/kernels/*.ts) or the WebAssembly ones (src/kernels/wasm-kernels.ts) */
+  impl: 'js' | 'wasm';
+  shape: [number, number];
+  inDtype: string;
+  outDtype: string;
+  /** input read + output written, per call */
+  bytes: number;
+  medianMs: number;
+  gbPerS: number;
+  /** a Float32Array.prototype.set of the input's bytes, sampled alternately with the kernel */
+  memcpyGbPerS: number;
+  fractionOfMemcpy: number;
+  checkFailure: string | null;
+}
+
+export interface PoolFigures {
+  op: string;
+  shape: [number, number];
+  workers: number;
+  medianMs: number;
+  gbPerS: number;
+  /** ÷ the one-worker time of the same op */
+  speedup: number;
+  checkFailure: string | null;
+}
+
+export interface BenchResults {
+  kind: 'bench';
+  date: string;
+  command: string;
+  machine: Machine;
+  loadAverage: LoadAverage;
+  short: boolean;
+  samples: number;
+  kernels: KernelFigures[];
+  pool: PoolFigures[];
+}

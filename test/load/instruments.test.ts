@@ -1,0 +1,95 @@
+// the measuring instruments work: `npm run load -- --short` and `npm run bench -- --short` run
+// to completion, every scenario gets answers, and every spot check passes. Nothing is timed.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RUN_TIMEOUT_MS = 90_000; // about 15 s each on an idle machine; shared CI machines are not idle
+const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'medium-bf16']
+  .flatMap((name) => [`rmsnorm/${name}`, `layernorm/${name}`]);
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+/** never throws: the test reads the exit status; the child is killed by its PID at the timeout */
+function run(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { cwd: ROOT, timeout: RUN_TIMEOUT_MS, killSignal: 'SIGTERM', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+    });
+  });
+}
+
+describe('load and bench instruments, short mode', () => {
+  let out: string;
+  let load: Promise<Run>;
+  let bench: Promise<Run>;
+
+  beforeAll(async () => {
+    // dist/ is built by pretest. load/ is transpiled without type checking (npm run load
+    // checks types; here a full check of vega's typings would cost more than the runs)
+    await mkdir(join(ROOT, 'dist-load'), { recursive: true });
+    for (const file of (await readdir(join(ROOT, 'load'))).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
+      const source = readFileSync(join(ROOT, 'load', file), 'utf8');
+      const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022 } });
+      await writeFile(join(ROOT, 'dist-load', file.replace(/\.ts$/, '.js')), outputText);
+    }
+    out = await mkdtemp(join(tmpdir(), 'norm-instruments-'));
+    // both at once, to stay inside the time budget; neither is timing anything here
+    load = run([join(ROOT, 'dist-load', 'run-load.js'), '--short', '--out', join(out, 'load')]);
+    bench = run([join(ROOT, 'dist-load', 'bench.js'), '--short', '--out', join(out, 'bench')]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([load, bench]);
+    if (out !== undefined) await rm(out, { recursive: true, force: true });
+  }, RUN_TIMEOUT_MS);
+
+  it('load --short: 12 scenarios, service and echo each answer, 0 spot-check failures, report written', async () => {
+    const r = await load;
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    for (const id of SCENARIOS) expect(r.stdout).toContain(id);
+    expect(r.stdout).toMatch(/spot checks: [1-9]\d* passed, 0 failed/);
+
+    const results = JSON.parse(readFileSync(join(out, 'load', 'results.json'), 'utf8'));
+    expect(results.scenarios.map((s: { id: string }) => s.id).sort()).toEqual([...SCENARIOS].sort());
+    for (const s of results.scenarios) {
+      for (const side of [s.service, s.echo]) {
+        expect(side.ok, s.id).toBeGreaterThan(0);
+        expect(side.spotChecks, s.id).toBeGreaterThan(0);
+        expect({ id: s.id, failures: side.spotCheckFailures, first: side.firstFailure }).toEqual({ id: s.id, failures: 0, first: null });
+        expect(side.serverCpuPerReq, s.id).not.toBeNull();
+      }
+      expect(s.ratio.rps, s.id).toBeGreaterThan(0);
+    }
+    const md = readFileSync(join(out, 'load', 'RESULTS.md'), 'utf8');
+    expect(md).toContain('(results.svg)');
+    expect(md).toContain('CPUs (`nproc`)');
+    expect(readFileSync(join(out, 'load', 'results.svg'), 'utf8')).toMatch(/^<svg[^>]*>[\s\S]*rmsnorm\/small[\s\S]*<\/svg>$/);
+  }, RUN_TIMEOUT_MS);
+
+  it('bench --short: every kernel, shape and pool size measured, 0 check failures', async () => {
+    const r = await bench;
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/checks: [1-9]\d* passed, 0 failed/);
+
+    const results = JSON.parse(readFileSync(join(out, 'bench', 'bench.json'), 'utf8'));
+    // both kernels: in JavaScript on 4 float32 shapes and 1 bfloat16 shape, in wasm on the float32 ones
+    const count = (impl: string) => results.kernels.filter((k: { impl: string }) => k.impl === impl).length;
+    expect({ js: count('js'), wasm: count('wasm') }).toEqual({ js: 10, wasm: 8 });
+    for (const k of results.kernels) {
+      expect({ kernel: k.kernel, shape: k.shape, failure: k.checkFailure }).toEqual({ kernel: k.kernel, shape: k.shape, failure: null });
+      expect(k.gbPerS).toBeGreaterThan(0);
+      expect(k.fractionOfMemcpy).toBeGreaterThan(0);
+    }
+    expect(results.pool.map((p: { op: string; workers: number }) => `${p.op}:${p.workers}`))
+      .toEqual(['rmsnorm:1', 'rmsnorm:2', 'layernorm:1', 'layernorm:2']);
+    for (const p of results.pool) expect(p.checkFailure).toBeNull();
+    expect(existsSync(join(out, 'bench', 'RESULTS.md'))).toBe(true);
+  }, RUN_TIMEOUT_MS);
+});
