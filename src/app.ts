@@ -54,17 +54,21 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   });
   app.addHook('onClose', () => pool.close());
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  // 401 before anything else, including 404 and overload
-  app.addHook('onRequest', createAuthHook(config.apiKeys));
-  await app.register(underPressure, {
-    maxEventLoopDelay: config.maxEventLoopDelayMs,
-    pressureHandler: async (request) => {
-      if (request.url.startsWith('/v1/')) throw serviceError('NORM_ERR_OVERLOADED', 'the server is overloaded; retry later');
-    },
-  });
+  // 401 before anything else, including 404 and overload; hooks for features that are off are
+  // not registered, so the hot path pays nothing for them
+  if (config.apiKeys.length > 0) app.addHook('onRequest', createAuthHook(config.apiKeys));
+  if (config.maxEventLoopDelayMs > 0) {
+    await app.register(underPressure, {
+      maxEventLoopDelay: config.maxEventLoopDelayMs,
+      pressureHandler: async (request) => {
+        if (request.url.startsWith('/v1/')) throw serviceError('NORM_ERR_OVERLOADED', 'the server is overloaded; retry later');
+      },
+    });
+  }
   app.addHook('onResponse', async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     metrics.requests.inc(labels);

@@ -1,6 +1,6 @@
 // the msgpack bytes of `{output: {dtype, shape, data: bin32}}` up to the data itself, so the
 // workers' output can sit right after them in shared memory and go out without being packed.
-import { Packr } from 'msgpackr';
+import { Packr } from 'msgpackr/pack';
 import type { Dtype } from './dtype.js';
 
 const packr = new Packr({ useRecords: false });

@@ -1,10 +1,13 @@
 // turns a decoded msgpack value into the plain objects the schemas validate:
 // maps become objects (msgpack-numpy sends bin keys), msgpack-numpy ndarrays become
 // ordinary tensors remembered as numpy-form, numpy scalars become numbers.
-import { C1 } from 'msgpackr';
+import * as msgpackrUnpack from 'msgpackr/unpack';
 import { serviceError } from '../errors.js';
 import { dtypeFromNumpy } from './dtype.js';
 import { numberFromFloat16Bits } from './half.js';
+
+// what msgpackr decodes the reserved byte 0xc1 to (exported at run time, missing from the subpath's types)
+const C1 = (msgpackrUnpack as unknown as { C1: object }).C1;
 
 /** marks a tensor that arrived as a msgpack-numpy ndarray (a symbol: the schemas never see it) */
 export const NUMPY_FORM = Symbol('numpyForm');
@@ -45,8 +48,9 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): 
     // msgpackr reads extension type 0 as undefined: a field sent that way must not count as absent
     if (rawValue === undefined) throw serviceError('NORM_ERR_FIELD_INVALID', `${field}: undefined (msgpack extension type 0) is no value`);
     const value = normalize(rawValue, depth + 1, field);
-    // defineProperty: a "__proto__" key must stay a plain (and then unknown) field
-    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+    // a "__proto__" key must stay a plain (and then unknown) field, not set the prototype
+    if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+    else object[key] = value;
   }
   if (object.nd === true) return numpyArray(object);
   if (object.nd === false && 'data' in object && 'type' in object) return numpyScalar(object);

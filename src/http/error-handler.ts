@@ -83,7 +83,8 @@ export function sendError(reply: FastifyReply, error: ServiceError): FastifyRepl
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toServiceError(error);
-    if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    // 503 and 504 are load shedding and deadlines doing their job, not faults
+    if (mapped.statusCode === 500) request.log.error({ err: error }, 'request failed');
     if (mapped.code === 'NORM_ERR_OVERLOADED' || mapped.code === 'NORM_ERR_SHUTTING_DOWN') reply.header('retry-after', '1');
     return sendError(reply, mapped);
   });

@@ -1,6 +1,6 @@
 // POST /v1/rmsnorm, /v1/layernorm and /v1/batch.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Packr } from 'msgpackr';
+import { Packr } from 'msgpackr/pack';
 import type { Config } from '../config.js';
 import type { Encoding } from '../codec/write-tensor.js';
 import { serviceError } from '../errors.js';
