@@ -25,13 +25,14 @@ const align = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
 /** where a tensor's values come from: in place, loaded by the workers, or written here */
 type Placement = { inPlace: Region } | { source: Region } | { write: TensorIn };
 
-function placement(t: TensorIn, valueType: Dtype): Placement {
+/** `anyAlignment`: the SIMD kernels load at any byte offset, so their input needs no aligning copy */
+function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placement {
   if (t.source.kind !== 'bytes') return { write: t };
   const { bytes } = t.source;
   const memory = bytes.buffer;
   if (!(memory instanceof SharedArrayBuffer)) return { write: t };
   const itemsize = DTYPES[t.dtype].itemsize;
-  if (t.dtype === valueType && bytes.byteOffset % itemsize === 0) {
+  if (t.dtype === valueType && (anyAlignment || bytes.byteOffset % itemsize === 0)) {
     return { inPlace: { memory, byteOffset: bytes.byteOffset, length: t.size } };
   }
   return { source: { memory, byteOffset: bytes.byteOffset, length: bytes.byteLength } };
@@ -45,11 +46,12 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
   const paramLength = req.rows === 0 ? 0 : req.n;
   const statLength = req.returnStats ? req.rows : 0;
-  const inputPlace = placement(req.input, valueType);
-  const residualPlace = req.residual === null ? null : placement(req.residual, valueType);
-  const yBytes = size * DTYPES[req.outDtype].itemsize;
   // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 output
   const useWasm = valueType === 'float32' && req.outDtype === 'float32' && paramLength > 0;
+  // with a residual, the JS add reads the input through a Float32Array, which needs alignment
+  const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
+  const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
+  const yBytes = size * DTYPES[req.outDtype].itemsize;
   const prefix = outputPrefix(req.outDtype, req.input.shape, yBytes);
 
   // sizes first, then one slab
