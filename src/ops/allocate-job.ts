@@ -46,8 +46,10 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
   const paramLength = req.rows === 0 ? 0 : req.n;
   const statLength = req.returnStats ? req.rows : 0;
-  // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 output
-  const useWasm = valueType === 'float32' && req.outDtype === 'float32' && paramLength > 0;
+  // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
+  // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those)
+  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0;
+  const halfOutput = req.outDtype === 'float16' || req.outDtype === 'bfloat16';
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
@@ -58,6 +60,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   const plan: [string, number][] = [
     ['cancel', 4 * maxTasks],
     ['prepared', useWasm ? preparedBytes(paramLength) : 0],
+    ['wide', useWasm && halfOutput ? 4 * size : 0],
     ['scale', 8 * paramLength],
     ['bias', req.bias === null ? 0 : 8 * paramLength],
     ['mean', req.returnStats && req.op === 'layernorm' ? 4 * statLength : 0],
@@ -124,6 +127,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
       cancel: region('cancel', maxTasks),
       slot: 0,
       prepared,
+      wide: useWasm && halfOutput ? region('wide', size) : null,
       fault: null,
     },
   };

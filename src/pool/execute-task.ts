@@ -5,6 +5,7 @@ import { loadRows } from '../kernels/load-rows.js';
 import { rmsnormRows } from '../kernels/rmsnorm.js';
 import type { OutputArray, ValueArray } from '../kernels/types.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
+import { narrowRows } from '../kernels/narrow-rows.js';
 import type { NormTask, Region, TaskResult } from './protocol.js';
 
 export const QUEUED = 0;
@@ -67,13 +68,18 @@ export function executeTask(task: NormTask, wasm: WasmKernels | null): TaskResul
   }
 }
 
+/** the SIMD kernels on rows [rowStart, rowEnd); a float16/bfloat16 output is narrowed from float32 */
 function runWasm(wasm: WasmKernels, task: NormTask, x: number): void {
   const { n, rowStart, rowEnd, eps, epsOutside } = task;
+  const y = task.wide?.byteOffset ?? task.y.byteOffset;
   const bias = task.bias?.byteOffset ?? null;
   const rstd = task.rstd?.byteOffset ?? null;
   if (task.op === 'rmsnorm') {
-    wasm.rmsnormF32(x, task.y.byteOffset, task.scale.byteOffset, bias, task.prepared!, rstd, n, rowStart, rowEnd, eps, epsOutside);
+    wasm.rmsnormF32(x, y, task.scale.byteOffset, bias, task.prepared!, rstd, n, rowStart, rowEnd, eps, epsOutside);
   } else {
-    wasm.layernormF32(x, task.y.byteOffset, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);
+    wasm.layernormF32(x, y, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);
+  }
+  if (task.wide !== null) {
+    narrowRows(view(Float32Array, task.wide), view(Uint16Array, task.y), task.outDtype, rowStart * task.n, rowEnd * task.n);
   }
 }

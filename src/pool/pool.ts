@@ -7,7 +7,7 @@ import type { NormTask, TaskResult } from './protocol.js';
 
 // src/pool/*.ts (under vitest) and dist/pool/*.js both sit two levels below the package root;
 // workers always run the compiled file
-const WORKER_FILE = fileURLToPath(new URL('../../dist/pool/worker.js', import.meta.url));
+const WORKER_FILE = fileURLToPath(new URL('../../dist/pool/worker-entry.cjs', import.meta.url));
 
 /** a job dropped at its deadline or when its client left */
 export class TaskAborted extends Error {}

@@ -38,6 +38,8 @@ export interface NormTask {
   /** byte offset of the wasm kernels' prepared scale/bias (float32 in → float32 out), else null:
    *  the JS kernels run */
   prepared: number | null;
+  /** float32 scratch for the wasm kernels' results when outDtype is float16/bfloat16, else null */
+  wide: Region | null;
   /** Int32 flags, one per task of the job (`slot`): 0 queued, 1 started, 2 dropped. A task claims
    *  its flag before touching memory; a dropped one does nothing, so no task is ever cut off
    *  mid-write into memory that may be reused */

@@ -1,4 +1,4 @@
-// the Piscina worker entry: one task in, one result out.
+// the worker: one task in, one result out (loaded by worker-entry.cts on a thread's first task).
 import { workerData } from 'node:worker_threads';
 import { loadWasmKernels } from '../kernels/wasm-kernels.js';
 import { executeTask } from './execute-task.js';
