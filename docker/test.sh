@@ -131,11 +131,12 @@ t0=$(date +%s.%N)
 $DOCKER build -q -t "$LB_IMAGE" docker/lb >/dev/null || fail "docker build $LB_IMAGE"
 pass "built $LB_IMAGE ($(elapsed "$t0") s)"
 
-# what the image holds: compiled code and production dependencies, nothing else
+# what the image holds: compiled code and production dependencies (with the vendored
+# msgpackr-extract stub they link to), nothing else
 contents=$($DOCKER run --rm --user 0 --entrypoint sh "$APP_IMAGE" -c \
   'ls -A /app | tr "\n" " "; echo; for p in typescript vitest autocannon dockerfilelint; do [ ! -e /app/node_modules/$p ] || echo "dev:$p"; done; find /app \( -name "*.test.*" -o -name "*.ts" ! -name "*.d.ts" -o -name ".env*" -o -name "*.pem" -o -name "*.key" \) ! -path "/app/node_modules/*" -print')
-[ "$contents" = "dist node_modules package.json " ] \
-  || fail "image /app holds more than dist, node_modules (production) and package.json: $contents"
+[ "$contents" = "dist node_modules package.json vendor " ] \
+  || fail "image /app holds more than dist, node_modules (production), package.json and vendor: $contents"
 pass "image /app: dist, production node_modules, package.json; no sources, tests, dev dependencies or secrets"
 
 port=$(free_port)
