@@ -26,7 +26,7 @@ function makeTask(n, rows) {
   return {
     op: 'rmsnorm', n, rowStart: 0, rowEnd: rows, inputDtype: 'float32', outDtype: 'float32', eps: 1e-6, epsOutside: false,
     x, xSource: null, residual: null, residualSource: null, y, scale, bias: null, mean: null, rstd: null, fault: null,
-    prepared, slot: 0, cancel: { memory: cancel.memory, byteOffset: cancel.offset, length: 1 },
+    prepared, wide: null, slot: 0, cancel: { memory: cancel.memory, byteOffset: cancel.offset, length: 1 },
   };
 }
 

@@ -11,7 +11,7 @@ import type { CheckedRequest } from './check-request.js';
 
 export interface Job {
   request: CheckedRequest;
-  /** rows [0, rows) of this template are what runJob splits into tasks */
+  /** rows [0, rows) of this template are what runJobs splits into tasks */
   task: NormTask;
   slab: Slab;
   /** the msgpack answer `{output}` = slab bytes [start, start + length), once computed */

@@ -1,4 +1,4 @@
-// one job → its rows computed: inline when small, else split across the pool's workers.
+// jobs → their rows computed: inline when small, else split across the pool's workers.
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
@@ -30,11 +30,6 @@ type Done = Extract<TaskResult, { ok: true }>;
 
 /** per element, the JS kernels cost about this many times the SIMD ones (measured, see config.ts) */
 const JS_KERNEL_COST = 8;
-
-/** computes the job; rejects with TaskAborted as soon as ctx.signal fires */
-export async function runJob(job: Job, ctx: RunContext): Promise<JobTiming> {
-  return (await runJobs([job], ctx).result)[0];
-}
 
 /**
  * runs the jobs; `result` settles with their timings, or rejects at the first failure or as soon
