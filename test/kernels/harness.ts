@@ -10,6 +10,7 @@ import {
 } from '../../src/codec/half.js';
 import { referenceLayernorm, referenceRmsnorm, type ReferenceRow } from '../reference/norm-reference.js';
 import { oracleRoundBfloat16, oracleRoundFloat16 } from '../reference/half-oracle.js';
+import { seeded } from '../helpers/tensors.js';
 
 export const FLOAT32_ABS = 1e-5;
 export const FLOAT32_REL = 1e-5;
@@ -210,16 +211,7 @@ export function checkCase(c: NormCase, limit = 5, allowNaN = false): string[] {
 }
 
 /** a small seeded generator (mulberry32), so failures reproduce */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const random = seeded;
 
 /** count values ~ N(center, spread²) */
 export function normals(seed: number, count: number, center = 0, spread = 1): number[] {
