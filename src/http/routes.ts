@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Packr } from 'msgpackr/pack';
 import type { Config } from '../config.js';
+import { DTYPES } from '../codec/dtype.js';
 import type { Encoding } from '../codec/write-tensor.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
@@ -109,7 +110,7 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     const runMs = performance.now() - runStarted;
     for (const req of checked) {
       metrics.rows.inc({ op: req.op, dtype: req.input.dtype }, req.rows);
-      metrics.bytes.inc({ op: req.op, dtype: req.input.dtype }, req.input.size * (req.input.dtype === 'float64' ? 8 : req.input.dtype === 'float32' ? 4 : 2));
+      metrics.bytes.inc({ op: req.op, dtype: req.input.dtype }, req.input.size * DTYPES[req.input.dtype].itemsize);
     }
     const queue = Math.max(0, ...timings.map((t) => t.queueMs));
     const encodeStarted = performance.now();

@@ -1,6 +1,5 @@
 // the request and response schemas: validation (ajv) and the OpenAPI document come from here.
 import { DTYPE_NAMES } from '../codec/dtype.js';
-import { errors } from '../errors.js';
 import type { NormOp } from '../pool/protocol.js';
 import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
 
@@ -117,20 +116,6 @@ export function normBodySchema(op: NormOp) {
 export function batchBodySchema() {
   return byMediaType(batchBody(jsonTensor), batchBody(msgpackTensor));
 }
-
-export const errorCodes = Object.keys(errors);
-
-export const errorBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['statusCode', 'code', 'error', 'message'],
-  properties: {
-    statusCode: { type: 'integer' },
-    code: { type: 'string', enum: errorCodes },
-    error: { type: 'string' },
-    message: { type: 'string' },
-  },
-};
 
 /** ajv must know the annotation keyword; it validates nothing */
 export const ajvKeywords = ['x-msgpack-data'];

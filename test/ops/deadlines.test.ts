@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildReadyApp, MSGPACK, msgpackBody, parseMetrics, sampleValue, waitFor } from './helpers.js';
+import { buildReadyApp, metricValue, MSGPACK, msgpackBody, waitFor } from './helpers.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 // 4 rows of 8: with inlineMaxElements 0 every request is one pool task
@@ -27,10 +27,7 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-  const res = await app!.inject({ method: 'GET', url: '/metrics' });
-  return sampleValue(parseMetrics(res.body), name, labels) ?? 0;
-}
+const metric = async (name: string, labels: Record<string, string> = {}) => (await metricValue(app!, name, labels)) ?? 0;
 
 const post = (headers: Record<string, string> = {}) =>
   app!.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, ...headers }, payload: BODY });

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, expect, it } from 'vitest';
-import { buildReadyApp, parseMetrics, sampleValue, waitFor } from './helpers.js';
+import { buildReadyApp, metricValue, waitFor } from './helpers.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const BODY = JSON.stringify({ input: { shape: [4, 8], data: Array.from({ length: 32 }, (_, i) => i - 16) } });
@@ -14,10 +14,7 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-  const res = await app!.inject({ method: 'GET', url: '/metrics' });
-  return sampleValue(parseMetrics(res.body), name, labels) ?? 0;
-}
+const metric = async (name: string, labels: Record<string, string> = {}) => (await metricValue(app!, name, labels)) ?? 0;
 
 it('a disconnect drops the queued task; the work ahead of it still finishes', async () => {
   app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });

@@ -95,6 +95,12 @@ export function parseMetrics(text: string): Sample[] {
 }
 
 /** the value of the one sample with exactly these labels; undefined when there is none */
+/** one sample of the app's /metrics, read through inject */
+export async function metricValue(app: FastifyInstance, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const res = await app.inject({ method: 'GET', url: '/metrics' });
+  return sampleValue(parseMetrics(res.body), name, labels);
+}
+
 export function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const wanted = Object.entries(labels);
   const found = samples.filter((s) => s.name === name

@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, expect, it } from 'vitest';
 import {
-  buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, MSGPACK, msgpackBody, parseMetrics,
-  referenceRmsnorm, sampleValue, values, waitFor,
+  buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, MSGPACK, metricValue, msgpackBody,
+  referenceRmsnorm, values, waitFor,
 } from './helpers.js';
 
 const WORKER_FAILED = {
@@ -21,10 +21,7 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function metric(name: string): Promise<number | undefined> {
-  const res = await app!.inject({ method: 'GET', url: '/metrics' });
-  return sampleValue(parseMetrics(res.body), name);
-}
+const metric = (name: string) => metricValue(app!, name);
 
 function rmsnorm(seed: number, fault?: string) {
   return app!.inject({
