@@ -12,6 +12,7 @@ import { assertClose, reference, sampleTensor } from './norm-reference.mjs';
 const [base, container, count = '4'] = process.argv.slice(2);
 const ROWS = 128;
 const COLS = 16384; // 128 x 16384 float32: 8 MiB a request
+const READ_DELAY_MS = 1_000;
 const docker = process.env.DOCKER ?? '/usr/bin/docker';
 
 function openRequest(i) {
@@ -22,9 +23,14 @@ function openRequest(i) {
   const response = new Promise((resolve, reject) => {
     req.on('response', (res) => {
       const chunks = [];
+      // a client slower to read than the server is to write: most of the answer is still in
+      // socket buffers when the server has written its last byte
+      res.pause();
+      setTimeout(() => res.resume(), READ_DELAY_MS);
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
       res.on('error', reject);
+      res.on('aborted', () => reject(new Error('answer cut short')));
     });
     req.on('error', reject);
   });

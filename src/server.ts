@@ -1,4 +1,5 @@
 // entry point: read the environment, build the app, listen, drain on SIGTERM/SIGINT.
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
@@ -9,17 +10,30 @@ const app = await buildApp(config);
 const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline, for the last responses to flush
 const PRESSURE_SAMPLE_MS = 1_000; // @fastify/under-pressure's default sampleInterval
 const SETTLE_LIMIT_MS = 5_000; // listen by then even if the loop is still slow
+const LINGER_MS = 3_000; // for a client to read its last answer and close; within DRAIN_GRACE_MS
 
 // close() waits for every connection, and a client's kept-alive one would hold it until it idles
 // out (fastify's keepAliveTimeout is 72 s): while draining, answers close their connections
 app.addHook('onSend', async (_request, reply) => {
   if (app.service.draining) reply.header('connection', 'close');
 });
+// Node destroys a connection it closes as soon as the answer is in kernel buffers; exiting then
+// can cut the answer short (in a container the port proxy and network go with the process).
+// While draining, half-close instead and let the client's own close end the connection, so
+// close() resolves once every client has read its answer (bounded by LINGER_MS).
+function lingeringClose(socket: Socket): void {
+  socket.end(); // the client's FIN then destroys it (autoDestroy)
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+app.server.on('connection', (socket: Socket) => {
+  const destroySoon = socket.destroySoon.bind(socket);
+  socket.destroySoon = () => (app.service.draining ? lingeringClose(socket) : destroySoon());
+});
 app.server.on('request', (req, res) => {
   // an answer whose headers went out before the signal said keep-alive: end its connection once it
   // is flushed (closeIdleConnections would also cut answers that are ended but still being written)
   res.once('finish', () => {
-    if (app.service.draining) req.socket.end();
+    if (app.service.draining) lingeringClose(req.socket);
   });
 });
 

@@ -19,8 +19,8 @@ afterEach(() => {
 
 interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
 
-/** a POST whose body the caller writes; resolves with the whole answer */
-function open(url: string, agent: Agent, length: number): { req: ClientRequest; answer: Promise<Answer> } {
+/** a POST whose body the caller writes; resolves with the whole answer, read after readDelayMs */
+function open(url: string, agent: Agent, length: number, readDelayMs = 0): { req: ClientRequest; answer: Promise<Answer> } {
   const { hostname, port } = new URL(url);
   const req = httpRequest({
     host: hostname, port, method: 'POST', path: '/v1/rmsnorm', agent,
@@ -30,6 +30,10 @@ function open(url: string, agent: Agent, length: number): { req: ClientRequest; 
     req.on('error', reject);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
+      if (readDelayMs > 0) {
+        res.pause();
+        setTimeout(() => res.resume(), readDelayMs);
+      }
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
       res.on('error', reject);
@@ -107,6 +111,33 @@ it('SIGTERM with large requests in flight: they finish with 200, new ones are re
     expect(exit).toEqual({ code: 0, signal: null });
     expect(exitMs).toBeLessThan(EXIT_BOUND_MS);
     expect(logged(server.lines, 'drained')).toHaveLength(1);
+  } finally {
+    agent.destroy();
+  }
+}, 30_000);
+
+it('SIGTERM with a client slow to read its answer: the process exits only after the client has read it all', async () => {
+  // outside a container the kernel would still deliver an answer left in its buffers after exit; in
+  // one, the port proxy and network go with the process, so the server must outlive the reading
+  server = await startServer({ WORKERS: '1', LOG_LEVEL: 'info' });
+  const rows = 128; // 2 MiB answer: fits in socket buffers, so the server has written it all at once
+  const x = values(rows * N);
+  const body = msgpackBody(x, [rows, N]);
+  const agent = new Agent({ keepAlive: false });
+  let exited = false;
+  void server.exit.then(() => (exited = true));
+  try {
+    const { req, answer } = open(server.url, agent, body.length, 500);
+    req.write(body.subarray(0, body.length >> 1));
+    await waitFor('the request admitted', () => logged(server!.lines, 'incoming request').some((l) => (l.req as { url: string }).url === '/v1/rmsnorm'));
+    process.kill(server.pid, 'SIGTERM');
+    await waitFor('the draining log line', () => logged(server!.lines, 'draining').length === 1);
+    req.end(body.subarray(body.length >> 1));
+    const res = await answer;
+    expect(exited, 'the server exited while its answer was unread').toBe(false);
+    expect(res.status).toBe(200);
+    expect(float32Mismatches(float32Of(decodeMsgpack(res.body).output), referenceRmsnorm(x, N))).toEqual([]);
+    expect(await server.exit).toEqual({ code: 0, signal: null });
   } finally {
     agent.destroy();
   }
