@@ -69,10 +69,11 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
       },
     });
   }
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     metrics.requests.inc(labels);
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   await registerDocs(app);

@@ -28,14 +28,17 @@ declare module 'fastify' {
 export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, slabs: SlabPool): void {
   app.decorateRequest('parseMs', 0);
   app.decorateRequest('slabs', null as unknown as Slab[]);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     request.slabs = [];
+    done();
   });
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     // null when an earlier onRequest hook (auth, overload) answered first
-    if (request.slabs === null) return;
-    for (const slab of request.slabs) slabs.release(slab);
-    request.slabs.length = 0;
+    if (request.slabs !== null) {
+      for (const slab of request.slabs) slabs.release(slab);
+      request.slabs.length = 0;
+    }
+    done();
   });
 
   app.addContentTypeParser([...MSGPACK_TYPES], { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {

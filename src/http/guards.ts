@@ -3,18 +3,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { serviceError, type ServiceError } from '../errors.js';
+import { Deadline } from '../ops/deadline.js';
 
 export interface ServiceState {
   /** set on SIGTERM: /readyz answers 503 and new work is refused */
   draining: boolean;
   /** /v1 requests admitted and not yet answered */
   inFlight: number;
-}
-
-export interface Deadline {
-  signal: AbortSignal;
-  /** why the signal fired */
-  reason: () => 'deadline' | 'disconnect' | null;
 }
 
 declare module 'fastify' {
@@ -73,25 +68,19 @@ function timeoutFor(request: FastifyRequest, defaultMs: number): number {
 export function createAdmissionHook(config: Pick<Config, 'requestTimeoutMs' | 'maxQueue' | 'workers'>, state: ServiceState) {
   // each admitted request holds at most one body and its shared memory: this bounds memory
   const maxInFlight = config.maxQueue + config.workers;
-  return async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (state.draining) throw serviceError('NORM_ERR_SHUTTING_DOWN', 'the server is shutting down; retry on another instance');
-    if (state.inFlight >= maxInFlight) throw serviceError('NORM_ERR_OVERLOADED', 'too many requests in flight; retry later');
+  return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+    if (state.draining) return done(serviceError('NORM_ERR_SHUTTING_DOWN', 'the server is shutting down; retry on another instance'));
+    if (state.inFlight >= maxInFlight) return done(serviceError('NORM_ERR_OVERLOADED', 'too many requests in flight; retry later'));
     state.inFlight++;
-    const controller = new AbortController();
-    let reason: 'deadline' | 'disconnect' | null = null;
-    const timer = setTimeout(() => {
-      reason = 'deadline';
-      controller.abort();
-    }, timeoutFor(request, config.requestTimeoutMs));
+    const deadline = new Deadline();
+    const timer = setTimeout(() => deadline.abort(), timeoutFor(request, config.requestTimeoutMs));
     reply.raw.once('close', () => {
       clearTimeout(timer);
       state.inFlight--;
       // closed before the answer was written: the client went away, drop its queued work
-      if (!reply.raw.writableFinished && reason === null) {
-        reason = 'disconnect';
-        controller.abort();
-      }
+      if (!reply.raw.writableFinished) deadline.abort();
     });
-    request.deadline = { signal: controller.signal, reason: () => reason };
+    request.deadline = deadline;
+    done();
   };
 }

@@ -31,21 +31,22 @@ declare module 'fastify' {
 }
 
 /** 415 and 406 come from the headers alone, before the body is read */
-async function checkMediaTypes(request: FastifyRequest): Promise<void> {
+function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const requestType = essence(request.headers['content-type']);
   const requestEncoding = encodingOf(requestType);
   if (requestType === undefined || requestEncoding === undefined) {
-    throw serviceError('NORM_ERR_MEDIA_TYPE', `Content-Type: ${requestType ?? 'missing'}; send application/json or application/msgpack`);
+    return done(serviceError('NORM_ERR_MEDIA_TYPE', `Content-Type: ${requestType ?? 'missing'}; send application/json or application/msgpack`));
   }
   const responseType = negotiate(request.headers.accept, requestType);
   if (responseType === undefined) {
-    throw serviceError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack');
+    return done(serviceError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack'));
   }
   request.negotiated = { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
+  done();
 }
 
-async function checkTimeoutHeader(request: FastifyRequest): Promise<void> {
-  if (request.timeoutHeaderError !== null) throw request.timeoutHeaderError;
+function checkTimeoutHeader(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  done(request.timeoutHeaderError ?? undefined);
 }
 
 interface Timings { decode: number; queue: number; compute: number; encode: number }
@@ -89,7 +90,7 @@ export function registerRoutes(app: FastifyInstance, { pool, config, metrics, st
     const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, requestEncoding === 'json'));
     const jobs: Job[] = checked.map((req) => allocateJob(req, slabs, pool.workers, wasm));
     const ctx: RunContext = {
-      pool, metrics, wasm, limits: config, signal: request.deadline.signal,
+      pool, metrics, wasm, limits: config, deadline: request.deadline,
       fault: config.faultInjection ? testFault(request) : null,
     };
     const runStarted = performance.now();

@@ -7,6 +7,7 @@ import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { NormTask, TaskFault, TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job } from './allocate-job.js';
+import type { Deadline } from './deadline.js';
 
 export interface JobTiming {
   /** ms from submission until the last task started */
@@ -22,7 +23,7 @@ export interface RunContext {
   /** this thread's SIMD kernels, for work done inline */
   wasm: WasmKernels;
   /** fires at the deadline or when the client goes away */
-  signal: AbortSignal;
+  deadline: Deadline;
   fault: TaskFault | null;
 }
 
@@ -31,40 +32,52 @@ type Done = Extract<TaskResult, { ok: true }>;
 /** per element, the JS kernels cost about this many times the SIMD ones (measured, see config.ts) */
 const JS_KERNEL_COST = 8;
 
+const SETTLED = Promise.resolve();
+
 /**
  * runs the jobs; `result` settles with their timings, or rejects at the first failure or as soon
- * as ctx.signal fires (then queued tasks are told to do nothing). `settled` resolves once no task
+ * as ctx.deadline fires (then queued tasks are told to do nothing). `settled` resolves once no task
  * can touch the jobs' memory any more: only then may their slabs be reused.
  */
 export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTiming[]>; settled: Promise<void> } {
-  const queued: { task: NormTask; controller: AbortController }[] = [];
-  const work = allSettledOrFirstError(jobs.map((job) => startJob(job, ctx, queued)));
+  const queued: Queued = [];
+  const started = jobs.map((job) => {
+    try {
+      return startJob(job, ctx, queued);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  });
+  // every job was computed inline, here and now: no promise per job
+  if (!ctx.deadline.aborted && !started.some((s) => s instanceof Promise)) {
+    return { result: Promise.resolve(started as JobTiming[]), settled: SETTLED };
+  }
+  const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));
   const settled = work.then(() => undefined, () => undefined);
   const result = new Promise<JobTiming[]>((resolve, reject) => {
-    const onAbort = () => {
+    ctx.deadline.onAbort(() => {
       // drop what has not started; what has, finishes (`settled` waits for it)
       for (const { task, controller } of queued) {
         const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
         if (Atomics.compareExchange(flags, task.slot, QUEUED, DROPPED) === QUEUED) controller.abort();
       }
       reject(new TaskAborted('the request was dropped'));
-    };
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => ctx.signal.removeEventListener('abort', onAbort));
+    });
+    work.then(resolve, reject).finally(() => ctx.deadline.onAbort(null));
   });
   return { result, settled };
 }
 
 type Queued = { task: NormTask; controller: AbortController }[];
 
-async function startJob(job: Job, ctx: RunContext, queued: Queued): Promise<JobTiming> {
+/** the job's timing when it ran inline, else a promise of it from the pool */
+function startJob(job: Job, ctx: RunContext, queued: Queued): JobTiming | Promise<JobTiming> {
   const { task } = job;
   const rows = task.rowEnd - task.rowStart;
   const elements = rows * task.n;
   const submittedAt = performance.timeOrigin + performance.now();
   if (rows === 0) return { queueMs: 0, computeMs: 0 };
-  if (ctx.signal.aborted) {
+  if (ctx.deadline.aborted) {
     // dropped before it started (the deadline passed while its body arrived): still dropped work
     ctx.metrics.tasks.inc({ outcome: 'aborted' });
     return { queueMs: 0, computeMs: 0 };
@@ -88,7 +101,7 @@ async function startJob(job: Job, ctx: RunContext, queued: Queued): Promise<JobT
     queued.push({ task: chunk, controller });
     tasks.push(runOnPool(chunk, controller.signal, ctx, submittedAt));
   }
-  return timing(submittedAt, await allSettledOrFirstError(tasks));
+  return allSettledOrFirstError(tasks).then((results) => timing(submittedAt, results));
 }
 
 /** like Promise.all, but waits for every promise: no task may still write to memory we give back */
