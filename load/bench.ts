@@ -13,6 +13,7 @@ import { loadWasmKernels, preparedBytes } from '../dist/kernels/wasm-kernels.js'
 import { defaults } from '../dist/config.js';
 import { createMetrics } from '../dist/metrics.js';
 import { allocateJob } from '../dist/ops/allocate-job.js';
+import { Deadline } from '../dist/ops/deadline.js';
 import { checkRequest } from '../dist/ops/check-request.js';
 import { runJobs, type RunContext } from '../dist/ops/run-job.js';
 import { createPool } from '../dist/pool/pool.js';
@@ -196,7 +197,7 @@ async function benchPool(s: [number, number]): Promise<PoolFigures[]> {
     const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
     const wasm = loadWasmKernels(slabs.memory); // the main thread's copy, as buildApp makes it
     const ctx: RunContext = {
-      pool, wasm, metrics: createMetrics(pool), fault: null, signal: new AbortController().signal,
+      pool, wasm, metrics: createMetrics(pool), fault: null, deadline: new Deadline(),
       limits: { inlineMaxElements: defaults.inlineMaxElements, minTaskElements: defaults.minTaskElements },
     };
     return { workers, slabs, pool, wasm, ctx };
