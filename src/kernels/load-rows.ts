@@ -2,14 +2,21 @@
 // → the values the kernels read. Runs on the workers, so this copy is spread over all of them.
 import { widenBfloat16, widenFloat16 } from '../codec/half.js';
 import type { Dtype, ValueArray } from './types.js';
+import type { WasmKernels } from './wasm-kernels.js';
 
 let scratch = new Uint16Array(0); // for float16/bfloat16 rows at an odd byte offset
 
 export function loadRows(
   memory: SharedArrayBuffer, byteOffset: number, dtype: Dtype, dst: ValueArray, n: number, rowStart: number, rowEnd: number,
+  wasm: WasmKernels | null,
 ): void {
   const start = rowStart * n;
   const count = (rowEnd - rowStart) * n;
+  if (dtype === 'bfloat16' && wasm !== null) {
+    // SIMD, from any byte offset; memory is the one the kernels run on
+    wasm.widenBf16(byteOffset + start * 2, dst.byteOffset + start * 4, count);
+    return;
+  }
   if (dtype === 'float32' || dtype === 'float64') {
     const size = dst.BYTES_PER_ELEMENT;
     new Uint8Array(dst.buffer, dst.byteOffset + start * size, count * size)

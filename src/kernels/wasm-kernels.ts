@@ -1,5 +1,6 @@
 // WebAssembly SIMD kernels (src/kernels/wasm/norm.wat, built to dist/kernels/norm.wasm)
-// for float32 in and out, run in place on a shared WebAssembly.Memory. Every pointer is
+// for float32 in and out, and bfloat16 ↔ float32 conversion, run in place on a shared
+// WebAssembly.Memory. Every pointer is
 // a byte offset into that memory, 4-byte aligned; null (0) means absent, so offset 0
 // must never hold a buffer.
 import { readFileSync } from 'node:fs';
@@ -19,6 +20,10 @@ export interface WasmKernels {
     x: number, y: number, scale: number, bias: number | null, prepared: number, mean: number | null, rstd: number | null,
     n: number, rowStart: number, rowEnd: number, eps: number, epsOutside: boolean,
   ): void;
+  /** count bfloat16 patterns at src (any byte offset) → their float32 values at dst */
+  widenBf16(src: number, dst: number, count: number): void;
+  /** count float32 at src → bfloat16 bits at dst (2-byte aligned), to nearest, ties to even; NaN stays NaN */
+  narrowBf16(src: number, dst: number, count: number): void;
 }
 
 /** bytes prepareF32 writes: two float64 maxima, then scale and bias as float32 */

@@ -1,11 +1,11 @@
 // runs one task's rows: on a worker, or inline on the main thread for small tensors.
+import { narrowToFloat16 } from '../codec/half.js';
 import { addResidualRows } from '../kernels/add-residual.js';
 import { layernormRows } from '../kernels/layernorm.js';
 import { loadRows } from '../kernels/load-rows.js';
 import { rmsnormRows } from '../kernels/rmsnorm.js';
 import type { OutputArray, ValueArray } from '../kernels/types.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
-import { narrowRows } from '../kernels/narrow-rows.js';
 import type { NormTask, Region, TaskResult } from './protocol.js';
 
 export const QUEUED = 0;
@@ -35,10 +35,10 @@ export function executeTask(task: NormTask, wasm: WasmKernels | null): TaskResul
     const valueType = inputDtype === 'float64' ? Float64Array : Float32Array;
     const outType = task.outDtype === 'float64' ? Float64Array : task.outDtype === 'float32' ? Float32Array : Uint16Array;
     let x: ValueArray = view(valueType, task.x);
-    if (task.xSource !== null) loadRows(task.xSource.memory, task.xSource.byteOffset, inputDtype, x, n, rowStart, rowEnd);
+    if (task.xSource !== null) loadRows(task.xSource.memory, task.xSource.byteOffset, inputDtype, x, n, rowStart, rowEnd, wasm);
     if (task.residual !== null) {
       const h: ValueArray = view(valueType, task.residual);
-      if (task.residualSource !== null) loadRows(task.residualSource.memory, task.residualSource.byteOffset, inputDtype, h, n, rowStart, rowEnd);
+      if (task.residualSource !== null) loadRows(task.residualSource.memory, task.residualSource.byteOffset, inputDtype, h, n, rowStart, rowEnd, wasm);
       addResidualRows(x, h, inputDtype, n, rowStart, rowEnd);
       x = h;
     }
@@ -80,6 +80,12 @@ function runWasm(wasm: WasmKernels, task: NormTask, x: number): void {
     wasm.layernormF32(x, y, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);
   }
   if (task.wide !== null) {
-    narrowRows(view(Float32Array, task.wide), view(Uint16Array, task.y), task.outDtype, rowStart * task.n, rowEnd * task.n);
+    const start = rowStart * n;
+    const count = (rowEnd - rowStart) * n;
+    if (task.outDtype === 'bfloat16') {
+      wasm.narrowBf16(task.wide.byteOffset + 4 * start, task.y.byteOffset + 2 * start, count);
+    } else {
+      narrowToFloat16(view(Float32Array, task.wide).subarray(start, start + count), view(Uint16Array, task.y).subarray(start, start + count));
+    }
   }
 }

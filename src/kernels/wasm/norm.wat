@@ -433,4 +433,67 @@
       (local.set $x (local.get $next))
       (local.set $y (i32.add (local.get $y) (local.get $bytes)))
       (br_if $rows (i32.lt_u (local.get $row) (local.get $rowEnd)))))
+
+  ;; bfloat16 is the top half of a float32: widening shifts the bits up. src may sit at
+  ;; any byte offset (a request body's bin data); dst is 4-byte aligned.
+  (func (export "widenBf16") (param $src i32) (param $dst i32) (param $count i32)
+    (local $end i32) (local $v v128)
+    (local.set $end (i32.add (local.get $src) (i32.shl (i32.and (local.get $count) (i32.const -8)) (i32.const 1))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
+        (local.set $v (v128.load align=1 (local.get $src)))
+        (v128.store align=4 (local.get $dst) (i32x4.shl (i32x4.extend_low_i16x8_u (local.get $v)) (i32.const 16)))
+        (v128.store offset=16 align=4 (local.get $dst) (i32x4.shl (i32x4.extend_high_i16x8_u (local.get $v)) (i32.const 16)))
+        (local.set $src (i32.add (local.get $src) (i32.const 16)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 32)))
+        (br $next)))
+    (local.set $end (i32.add (local.get $end) (i32.shl (i32.and (local.get $count) (i32.const 7)) (i32.const 1))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
+        (i32.store (local.get $dst) (i32.shl (i32.load16_u align=1 (local.get $src)) (i32.const 16)))
+        (local.set $src (i32.add (local.get $src) (i32.const 2)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
+        (br $next))))
+
+  ;; float32 bits → bfloat16 bits, rounded to nearest, ties to even: (b + 0x7fff + lsb) >> 16,
+  ;; whose carry turns the largest values into ±Inf; a NaN keeps its top bits, made quiet.
+  ;; src is 4-byte aligned, dst 2-byte aligned.
+  (func $bf16x4 (param $b v128) (result v128)
+    (v128.bitselect
+      (v128.or (i32x4.shr_u (local.get $b) (i32.const 16)) (i32x4.splat (i32.const 0x40)))
+      (i32x4.shr_u
+        (i32x4.add (i32x4.add (local.get $b) (i32x4.splat (i32.const 0x7fff)))
+          (v128.and (i32x4.shr_u (local.get $b) (i32.const 16)) (i32x4.splat (i32.const 1))))
+        (i32.const 16))
+      (i32x4.gt_s (v128.and (local.get $b) (i32x4.splat (i32.const 0x7fffffff))) (i32x4.splat (i32.const 0x7f800000)))))
+
+  (func (export "narrowBf16") (param $src i32) (param $dst i32) (param $count i32)
+    (local $end i32) (local $b i32)
+    (local.set $end (i32.add (local.get $src) (i32.shl (i32.and (local.get $count) (i32.const -8)) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
+        ;; every lane is in [0, 0xffff] by now, so the saturating narrow is exact
+        (v128.store align=2 (local.get $dst)
+          (i16x8.narrow_i32x4_u
+            (call $bf16x4 (v128.load align=4 (local.get $src)))
+            (call $bf16x4 (v128.load offset=16 align=4 (local.get $src)))))
+        (local.set $src (i32.add (local.get $src) (i32.const 32)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 16)))
+        (br $next)))
+    (local.set $end (i32.add (local.get $end) (i32.shl (i32.and (local.get $count) (i32.const 7)) (i32.const 2))))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $src) (local.get $end)))
+        (local.set $b (i32.load (local.get $src)))
+        (i32.store16 (local.get $dst)
+          (select
+            (i32.or (i32.shr_u (local.get $b) (i32.const 16)) (i32.const 0x40))
+            (i32.shr_u (i32.add (i32.add (local.get $b) (i32.const 0x7fff)) (i32.and (i32.shr_u (local.get $b) (i32.const 16)) (i32.const 1))) (i32.const 16))
+            (i32.gt_u (i32.and (local.get $b) (i32.const 0x7fffffff)) (i32.const 0x7f800000))))
+        (local.set $src (i32.add (local.get $src) (i32.const 4)))
+        (local.set $dst (i32.add (local.get $dst) (i32.const 2)))
+        (br $next))))
 )
