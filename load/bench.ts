@@ -52,10 +52,6 @@ const minSampleMs = short ? 1 : 100; // each sample repeats a call until this lo
 const out = resolve(args.out ?? (short ? join(ROOT, 'dist-load', 'short') : join(ROOT, 'load')));
 const cut = (s: [number, number]): [number, number] => (short ? [Math.min(s[0], 64), s[1]] : s);
 
-function shared<T extends Float32Array | Float64Array | Uint16Array>(type: { new(b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, length: number): T {
-  return new type(new SharedArrayBuffer(length * type.BYTES_PER_ELEMENT));
-}
-
 function timeOnce(fn: () => void, reps: number): number {
   const t0 = performance.now();
   for (let r = 0; r < reps; r++) fn();
@@ -153,33 +149,60 @@ function benchFloat32(s: [number, number]): KernelFigures[] {
   return figures;
 }
 
-/** bfloat16 in and out: the codec widens the input into float32 scratch, the kernel narrows on store */
+/**
+ * bfloat16 in and out. js: the codec's table widen into float32 scratch, then the JS kernel, which
+ * narrows on store. wasm, the service's path: widenBf16, the SIMD kernel in place, narrowBf16.
+ */
 function benchBfloat16(s: [number, number]): KernelFigures[] {
   const [rows, n] = s;
+  const bitsAt = 64; // offset 0 means "absent" to the wasm kernels
+  const xAt = at64(bitsAt + 2 * rows * n);
+  const yAt = at64(xAt + 4 * rows * n);
+  const scaleAt = at64(yAt + 2 * rows * n);
+  const preparedAt = at64(scaleAt + 8 * n);
+  const pages = Math.ceil((preparedAt + preparedBytes(n)) / PAGE);
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  const buffer = memory.buffer as unknown as SharedArrayBuffer;
+  const wasm = loadWasmKernels(memory);
   const values = randomRows(rows, n, 2);
-  const bits = shared(Uint16Array, rows * n);
+  const bits = new Uint16Array(buffer, bitsAt, rows * n);
   for (let i = 0; i < values.length; i++) bits[i] = bfloat16Bits(values[i]);
-  const x = shared(Float32Array, rows * n);
-  const y = shared(Uint16Array, rows * n);
-  const scale = shared(Float64Array, n).fill(1);
+  const x = new Float32Array(buffer, xAt, rows * n);
+  const y = new Uint16Array(buffer, yAt, rows * n);
+  const scale = new Float64Array(buffer, scaleAt, n).fill(1);
   // the same bytes as float32 elements, for a Float32Array.prototype.set copy
-  const copyFrom = new Float32Array(bits.buffer, 0, (rows * n) >> 1);
-  const copyTo = new Float32Array(y.buffer, 0, (rows * n) >> 1);
+  const copyFrom = new Float32Array(buffer, bitsAt, (rows * n) >> 1);
+  const copyTo = new Float32Array(buffer, yAt, (rows * n) >> 1);
   const copy = () => copyTo.set(copyFrom);
-  return (['rmsnorm', 'layernorm'] as const).map((op) => {
+  const widened = new Float32Array(rows * n);
+  for (let i = 0; i < widened.length; i++) widened[i] = bfloat16Value(bits[i]);
+  const figures: KernelFigures[] = [];
+  for (const op of ['rmsnorm', 'layernorm'] as const) {
+    const eps = op === 'rmsnorm' ? 1e-6 : 1e-5;
     const buffers: NormBuffers = { x, y, outDtype: 'bfloat16', mean: null, rstd: null };
-    const params: NormParams = { n, eps: op === 'rmsnorm' ? 1e-6 : 1e-5, epsOutside: false, scale, bias: null };
+    const params: NormParams = { n, eps, epsOutside: false, scale, bias: null };
     const kernel = KERNELS[op];
-    const run = () => {
-      widenBfloat16(bits, x);
-      kernel(buffers, params, 0, rows);
-    };
-    const [ms, copyMs] = timeAlternately(run, copy);
-    run(); // the copy ran last and overwrote y
-    const widened = new Float32Array(rows * n);
-    for (let i = 0; i < widened.length; i++) widened[i] = bfloat16Value(bits[i]);
-    return kernelFigures(op, 'js', s, 'bfloat16', 4 * rows * n, 2 * rows * n, ms, copyMs, checkRows(op, widened, y, rows, n, true));
-  });
+    const runs: [KernelFigures['impl'], () => void][] = [
+      ['js', () => {
+        widenBfloat16(bits, x);
+        kernel(buffers, params, 0, rows);
+      }],
+      ['wasm', () => {
+        wasm.widenBf16(bitsAt, xAt, rows * n);
+        wasm.prepareF32(scaleAt, null, n, preparedAt);
+        if (op === 'rmsnorm') wasm.rmsnormF32(xAt, xAt, scaleAt, null, preparedAt, null, n, 0, rows, eps, false);
+        else wasm.layernormF32(xAt, xAt, scaleAt, null, preparedAt, null, null, n, 0, rows, eps, false);
+        wasm.narrowBf16(xAt, yAt, rows * n);
+      }],
+    ];
+    for (const [impl, run] of runs) {
+      const [ms, copyMs] = timeAlternately(run, copy);
+      y.fill(0x7fc0);
+      run(); // the copy ran last and overwrote y
+      figures.push(kernelFigures(op, impl, s, 'bfloat16', 4 * rows * n, 2 * rows * n, ms, copyMs, checkRows(op, widened, y, rows, n, true)));
+    }
+  }
+  return figures;
 }
 
 /**

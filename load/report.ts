@@ -161,7 +161,7 @@ function benchSection(bench: BenchResults): string {
     '',
     `Run: \`${bench.command}\` on ${bench.date} · ${busy(bench)}${bench.short ? ' (short mode: shapes cut down, not a measurement)' : ''} · median of ${bench.samples} samples after warm-up.`,
     'GB/s counts input read + output written (10⁹ bytes/s). The memcpy is `Float32Array.prototype.set` of the input\'s bytes (read + write counted), ' +
-      'sampled alternately with the kernel on the same shared memory. *js* is `dist/kernels/{rmsnorm,layernorm}.js`; *wasm* is `dist/kernels/wasm-kernels.js` (`prepareF32` then the row kernel, per call) on the shared `WebAssembly.Memory` holding the same bytes. bfloat16 input is widened by the codec\'s `widenBfloat16` into float32 scratch first, as the service does, and that time is included.',
+      'sampled alternately with the kernel on the same shared memory. *js* is `dist/kernels/{rmsnorm,layernorm}.js`; *wasm* is `dist/kernels/wasm-kernels.js` (`prepareF32` then the row kernel, per call) on the shared `WebAssembly.Memory` holding the same bytes. bfloat16 input is widened to float32 first and that time is included: for *js* by the codec\'s `widenBfloat16` table, for *wasm* by `widenBf16`, then the SIMD kernel in place and `narrowBf16`, as the service does.',
     '',
     tableMd(['kernel', 'impl', 'shape', 'dtype', 'ms/call', 'GB/s', 'memcpy GB/s', 'of memcpy', 'check'], kernels,
       [false, false, false, false, true, true, true, true, false]),
