@@ -17,25 +17,36 @@ const LINGER_MS = 3_000; // for a client to read its last answer and close; with
 app.addHook('onSend', async (_request, reply) => {
   if (app.service.draining) reply.header('connection', 'close');
 });
-// Node destroys a connection it closes as soon as the answer is in kernel buffers; exiting then
-// can cut the answer short (in a container the port proxy and network go with the process).
-// While draining, half-close instead and let the client's own close end the connection, so
-// close() resolves once every client has read its answer (bounded by LINGER_MS).
+// Node destroys a connection it closes as soon as the answer is in kernel buffers, and close()
+// destroys idle kept-alive ones outright; exiting then can cut an answer short (in a container the
+// port proxy and network go with the process). While draining, half-close instead and let the
+// client's own close end the connection, so close() resolves once every client has read its
+// answer (bounded by LINGER_MS).
 function lingeringClose(socket: Socket): void {
   socket.end(); // the client's FIN then destroys it (autoDestroy)
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
+/** every open connection, with the number of its requests not yet answered */
+const connections = new Map<Socket, number>();
 app.server.on('connection', (socket: Socket) => {
+  connections.set(socket, 0);
+  socket.once('close', () => connections.delete(socket));
   const destroySoon = socket.destroySoon.bind(socket);
   socket.destroySoon = () => (app.service.draining ? lingeringClose(socket) : destroySoon());
 });
 app.server.on('request', (req, res) => {
-  // an answer whose headers went out before the signal said keep-alive: end its connection once it
-  // is flushed (closeIdleConnections would also cut answers that are ended but still being written)
+  const socket = req.socket;
+  connections.set(socket, (connections.get(socket) ?? 0) + 1);
   res.once('finish', () => {
-    if (app.service.draining) lingeringClose(req.socket);
+    if (connections.has(socket)) connections.set(socket, connections.get(socket)! - 1);
+    // an answer whose headers went out before the signal said keep-alive: end its connection too
+    if (app.service.draining) lingeringClose(socket);
   });
 });
+// called by close() (Node's own pre-close step and fastify's), which would destroy() them
+app.server.closeIdleConnections = () => {
+  for (const [socket, unanswered] of connections) if (unanswered === 0) lingeringClose(socket);
+};
 
 let draining = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

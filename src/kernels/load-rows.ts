@@ -1,5 +1,6 @@
 // raw little-endian bytes of a row range (straight from the request body, at any byte offset)
-// → the values the kernels read. Runs on the workers, so this copy is spread over all of them.
+// → the values the kernels read. Runs where the rows are computed: on the workers for a large
+// tensor, so this copy is spread over all of them, or inline on the main thread for a small one.
 import { widenBfloat16, widenFloat16 } from '../codec/half.js';
 import type { Dtype, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
@@ -13,7 +14,8 @@ export function loadRows(
   const start = rowStart * n;
   const count = (rowEnd - rowStart) * n;
   if (dtype === 'bfloat16' && wasm !== null) {
-    // SIMD, from any byte offset; memory is the one the kernels run on
+    // SIMD, from any byte offset: memory must be the buffer of the WebAssembly.Memory the kernels
+    // were instantiated on (every request region is carved from it)
     wasm.widenBf16(byteOffset + start * 2, dst.byteOffset + start * 4, count);
     return;
   }

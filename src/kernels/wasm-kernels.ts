@@ -1,8 +1,8 @@
 // WebAssembly SIMD kernels (src/kernels/wasm/norm.wat, built to dist/kernels/norm.wasm)
 // for float32 in and out, and bfloat16 ↔ float32 conversion, run in place on a shared
-// WebAssembly.Memory. Every pointer is
-// a byte offset into that memory, 4-byte aligned; null (0) means absent, so offset 0
-// must never hold a buffer.
+// WebAssembly.Memory. Every pointer is a byte offset into that memory, 4-byte aligned
+// unless its function says otherwise; null (0) means absent, so offset 0 must never hold
+// a buffer.
 import { readFileSync } from 'node:fs';
 
 export interface WasmKernels {

@@ -34,7 +34,8 @@ function sizeClass(bytes: number): number {
 
 /** `maxBytes` caps the memory (wasm32: 4 GiB); past it, acquire throws and the request gets a 503 */
 export function createSlabPool(maxBytes: number): SlabPool {
-  const maximum = Math.min(65536, Math.floor(maxBytes / PAGE));
+  // one page short of wasm32's 4 GiB: the kernels loop to an end pointer, which must not wrap to 0
+  const maximum = Math.min(65535, Math.floor(maxBytes / PAGE));
   const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
   const free = new Map<number, number[]>();
   // bump pointer: everything below was handed out at least once; offset 0 stays unused because

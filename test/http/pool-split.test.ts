@@ -28,6 +28,7 @@ const cases: Split[] = [
   { op: 'layernorm', dtype: 'float32', rows: 512, n: 1024, workers: 2, extra: { return_stats: true } },
   { op: 'layernorm', dtype: 'float16', rows: 509, n: 1024, workers: 3, outputDtype: 'bfloat16', extra: { return_stats: true } },
   { op: 'rmsnorm', dtype: 'float64', rows: 257, n: 512, workers: 4, extra: { return_stats: true } },
+  { op: 'rmsnorm', dtype: 'bfloat16', rows: 511, n: 768, workers: 2, extra: { return_stats: true } },
 ];
 
 describe('inline and split across workers agree bitwise', () => {

@@ -22,9 +22,9 @@ function valueOf(bits: number): number {
 function widen(patterns: Uint16Array, src: number): Float32Array {
   const dst = Math.ceil((src + 2 * patterns.length + 64) / 16) * 16;
   bytes().set(new Uint8Array(patterns.buffer, patterns.byteOffset, 2 * patterns.length), src);
-  bytes().fill(0xee, dst, dst + 4 * patterns.length + 16);
+  bytes().fill(0xee, dst - 16, dst + 4 * patterns.length + 16);
   kernels.widenBf16(src, dst, patterns.length);
-  expect(bytes()[dst + 4 * patterns.length], 'a byte past the output').toBe(0xee);
+  expect([bytes()[dst - 1], bytes()[dst + 4 * patterns.length]], 'the bytes either side of the output').toEqual([0xee, 0xee]);
   return new Float32Array(memory.buffer.slice(dst, dst + 4 * patterns.length));
 }
 
@@ -32,9 +32,9 @@ function widen(patterns: Uint16Array, src: number): Float32Array {
 function narrow(values: Float32Array, skew: number): Uint16Array {
   const dst = Math.ceil((SRC + 4 * values.length + 64) / 16) * 16 + skew;
   bytes().set(new Uint8Array(values.buffer, values.byteOffset, 4 * values.length), SRC);
-  bytes().fill(0xee, dst, dst + 2 * values.length + 16);
+  bytes().fill(0xee, dst - 16, dst + 2 * values.length + 16);
   kernels.narrowBf16(SRC, dst, values.length);
-  expect(bytes()[dst + 2 * values.length], 'a byte past the output').toBe(0xee);
+  expect([bytes()[dst - 1], bytes()[dst + 2 * values.length]], 'the bytes either side of the output').toEqual([0xee, 0xee]);
   return new Uint16Array(memory.buffer.slice(dst, dst + 2 * values.length));
 }
 

@@ -1,6 +1,6 @@
 // SIGTERM on the real server process: stop accepting, finish what is in flight, exit 0 in bounded time.
 import { Agent, request as httpRequest, type ClientRequest } from 'node:http';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   decodeMsgpack, float32Mismatches, float32Of, listeningPort, MSGPACK, msgpackBody, referenceRmsnorm, startServer, values,
   waitFor, type ServerProcess,
@@ -116,32 +116,49 @@ it('SIGTERM with large requests in flight: they finish with 200, new ones are re
   }
 }, 30_000);
 
-it('SIGTERM with a client slow to read its answer: the process exits only after the client has read it all', async () => {
-  // outside a container the kernel would still deliver an answer left in its buffers after exit; in
-  // one, the port proxy and network go with the process, so the server must outlive the reading
-  server = await startServer({ WORKERS: '1', LOG_LEVEL: 'info' });
-  const rows = 128; // 2 MiB answer: fits in socket buffers, so the server has written it all at once
-  const x = values(rows * N);
-  const body = msgpackBody(x, [rows, N]);
-  const agent = new Agent({ keepAlive: false });
-  let exited = false;
-  void server.exit.then(() => (exited = true));
-  try {
-    const { req, answer } = open(server.url, agent, body.length, 500);
-    req.write(body.subarray(0, body.length >> 1));
-    await waitFor('the request admitted', () => logged(server!.lines, 'incoming request').some((l) => (l.req as { url: string }).url === '/v1/rmsnorm'));
-    process.kill(server.pid, 'SIGTERM');
-    await waitFor('the draining log line', () => logged(server!.lines, 'draining').length === 1);
-    req.end(body.subarray(body.length >> 1));
-    const res = await answer;
-    expect(exited, 'the server exited while its answer was unread').toBe(false);
-    expect(res.status).toBe(200);
-    expect(float32Mismatches(float32Of(decodeMsgpack(res.body).output), referenceRmsnorm(x, N))).toEqual([]);
-    expect(await server.exit).toEqual({ code: 0, signal: null });
-  } finally {
-    agent.destroy();
-  }
-}, 30_000);
+// outside a container the kernel would still deliver an answer left in its buffers after exit; in
+// one, the port proxy and network go with the process, so the server must outlive the reading.
+// A 2 MiB answer fits in the socket buffers: the server has written all of it at once.
+describe.each([
+  { when: 'in flight at SIGTERM', keepAlive: false },
+  { when: 'answered just before SIGTERM, on a kept-alive connection', keepAlive: true },
+])('SIGTERM with a client slow to read an answer $when', ({ keepAlive }) => {
+  it('the process exits only after the client has read it all', async () => {
+    server = await startServer({ WORKERS: '1', LOG_LEVEL: 'info' });
+    const rows = 128;
+    const x = values(rows * N);
+    const body = msgpackBody(x, [rows, N]);
+    const agent = new Agent({ keepAlive });
+    let exited = false;
+    void server.exit.then(() => (exited = true));
+    const ours = () => logged(server!.lines, 'incoming request').find((l) => (l.req as { url: string }).url === '/v1/rmsnorm');
+    const completed = () => logged(server!.lines, 'request completed').some((l) => l.reqId === ours()?.reqId);
+    try {
+      const { req, answer } = open(server.url, agent, body.length, 1_000);
+      req.write(body.subarray(0, body.length >> 1));
+      await waitFor('the request admitted', () => ours() !== undefined);
+      if (keepAlive) {
+        // the whole answer written (the connection now idle as far as the server knows), none of it read
+        req.end(body.subarray(body.length >> 1));
+        await waitFor('the answer written', completed);
+        process.kill(server.pid, 'SIGTERM');
+        await waitFor('the draining log line', () => logged(server!.lines, 'draining').length === 1);
+        expect(logged(server.lines, 'draining')[0]).toMatchObject({ inFlight: 0 });
+      } else {
+        process.kill(server.pid, 'SIGTERM');
+        await waitFor('the draining log line', () => logged(server!.lines, 'draining').length === 1);
+        req.end(body.subarray(body.length >> 1));
+      }
+      const res = await answer;
+      expect(exited, 'the server exited while its answer was unread').toBe(false);
+      expect(res.status).toBe(200);
+      expect(float32Mismatches(float32Of(decodeMsgpack(res.body).output), referenceRmsnorm(x, N))).toEqual([]);
+      expect(await server.exit).toEqual({ code: 0, signal: null });
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
+});
 
 it('SIGINT on an idle server: /readyz was 200, the process exits 0 at once', async () => {
   server = await startServer({ WORKERS: '1', LOG_LEVEL: 'info' });

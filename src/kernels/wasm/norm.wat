@@ -457,7 +457,7 @@
         (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
         (br $next))))
 
-;; float32 bits → bfloat16 bits, rounded to nearest, ties to even: (b + 0x7fff + lsb) >> 16,
+  ;; float32 bits → bfloat16 bits, rounded to nearest, ties to even: (b + 0x7fff + lsb) >> 16,
   ;; whose carry turns the largest values into ±Inf; a NaN keeps its top bits, made quiet.
   ;; src is 4-byte aligned, dst 2-byte aligned. 8 elements an iteration, written out in full
   ;; (a helper per 4 lanes was not inlined: the loop took 1.8 times as long).
