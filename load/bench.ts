@@ -105,16 +105,23 @@ function kernelFigures(
 const PAGE = 64 * 1024;
 const at64 = (bytes: number) => Math.ceil(bytes / 64) * 64;
 
+/** one shared WebAssembly.Memory holding regions of these byte sizes, each 64-byte aligned */
+function carve(sizes: number[]): { memory: WebAssembly.Memory; buffer: SharedArrayBuffer; at: number[] } {
+  const at: number[] = [];
+  let end = 64; // offset 0 means "absent" to the wasm kernels
+  for (const size of sizes) {
+    at.push(end);
+    end = at64(end + size);
+  }
+  const pages = Math.ceil(end / PAGE);
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  return { memory, buffer: memory.buffer as unknown as SharedArrayBuffer, at };
+}
+
 /** x, y and scale in one shared WebAssembly.Memory (the JS kernels read the same bytes through views) */
 function benchFloat32(s: [number, number]): KernelFigures[] {
   const [rows, n] = s;
-  const xAt = 64; // offset 0 means "absent" to the wasm kernels
-  const yAt = at64(xAt + 4 * rows * n);
-  const scaleAt = at64(yAt + 4 * rows * n);
-  const preparedAt = at64(scaleAt + 8 * n);
-  const pages = Math.ceil((preparedAt + preparedBytes(n)) / PAGE);
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-  const buffer = memory.buffer as unknown as SharedArrayBuffer;
+  const { memory, buffer, at: [xAt, yAt, scaleAt, preparedAt] } = carve([4 * rows * n, 4 * rows * n, 8 * n, preparedBytes(n)]);
   const x = new Float32Array(buffer, xAt, rows * n);
   x.set(randomRows(rows, n, 1));
   const y = new Float32Array(buffer, yAt, rows * n);
@@ -155,14 +162,7 @@ function benchFloat32(s: [number, number]): KernelFigures[] {
  */
 function benchBfloat16(s: [number, number]): KernelFigures[] {
   const [rows, n] = s;
-  const bitsAt = 64; // offset 0 means "absent" to the wasm kernels
-  const xAt = at64(bitsAt + 2 * rows * n);
-  const yAt = at64(xAt + 4 * rows * n);
-  const scaleAt = at64(yAt + 2 * rows * n);
-  const preparedAt = at64(scaleAt + 8 * n);
-  const pages = Math.ceil((preparedAt + preparedBytes(n)) / PAGE);
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-  const buffer = memory.buffer as unknown as SharedArrayBuffer;
+  const { memory, buffer, at: [bitsAt, xAt, yAt, scaleAt, preparedAt] } = carve([2 * rows * n, 4 * rows * n, 2 * rows * n, 8 * n, preparedBytes(n)]);
   const wasm = loadWasmKernels(memory);
   const values = randomRows(rows, n, 2);
   const bits = new Uint16Array(buffer, bitsAt, rows * n);
