@@ -22,7 +22,11 @@ app.addHook('onSend', async (_request, reply) => {
 // port proxy and network go with the process). While draining, half-close instead and let the
 // client's own close end the connection, so close() resolves once every client has read its
 // answer (bounded by LINGER_MS).
+const lingering = new WeakSet<Socket>();
+/** once per socket: both destroySoon and the answer's finish, or two close() calls, may ask */
 function lingeringClose(socket: Socket): void {
+  if (lingering.has(socket)) return;
+  lingering.add(socket);
   socket.end(); // the client's FIN then destroys it (autoDestroy)
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }

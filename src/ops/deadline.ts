@@ -1,9 +1,7 @@
-// a request's deadline: when it fires, its queued work is dropped (src/ops/run-job.ts).
-/**
- * fires once, at the request's deadline or when its client goes away. One per request, so it is
- * a flag and one listener rather than an AbortController (whose event machinery cost about 4 % of
- * the server's time on small requests).
- */
+// a request's deadline: it fires once, when the deadline passes or the client goes away, and its
+// queued work is then dropped (src/ops/run-job.ts). One per request, so it is a flag and one
+// listener rather than an AbortController (whose event machinery cost about 4 % of the server's
+// time on small requests).
 export class Deadline {
   aborted = false;
   private listener: (() => void) | null = null;
