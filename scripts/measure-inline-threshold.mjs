@@ -2,8 +2,8 @@
 // rows×4096... elements run inline on this thread vs on a warm one-worker Piscina pool.
 // usage: npm run build && node scripts/measure-inline-threshold.mjs [--js]   (--js: the JS kernels)
 import { createPool } from '../dist/pool/pool.js';
-import { createSlabPool } from '../dist/pool/slab-pool.js';
-import { executeTask } from '../dist/pool/execute-task.js';
+import { createSlabPool } from '../dist/memory/slab-pool.js';
+import { executeTask } from '../dist/kernels/execute-task.js';
 import { loadWasmKernels, preparedBytes } from '../dist/kernels/wasm-kernels.js';
 
 const slabs = createSlabPool(1 << 30);

@@ -2,7 +2,7 @@
 // the app is readied, never listens, and is closed.
 import { writeFileSync } from 'node:fs';
 import { buildApp } from '../dist/app.js';
-import { renderOpenapi } from '../dist/http/docs.js';
+import { renderOpenapi } from '../dist/http/openapi/document.js';
 
 const target = new URL('../openapi/openapi.json', import.meta.url);
 const app = await buildApp({ logLevel: 'silent', workers: 1 });

@@ -5,15 +5,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveConfig, type Config } from './config.js';
 import { serviceError } from './errors.js';
 import { registerBodyParsers } from './http/body-parsers.js';
-import { registerDocs } from './http/docs.js';
+import { registerDocs } from './http/openapi/document.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { createAuthHook, type ServiceState } from './http/guards.js';
-import { registerOpsRoutes } from './http/ops-routes.js';
-import { registerRoutes } from './http/routes.js';
-import { ajvKeywords } from './http/schemas.js';
+import { registerOpsRoutes } from './http/service-routes.js';
+import { registerRoutes } from './http/v1/routes.js';
+import { ajvKeywords } from './http/v1/schemas.js';
 import { createMetrics } from './metrics.js';
 import { createPool } from './pool/pool.js';
-import { createSlabPool } from './pool/slab-pool.js';
+import { createSlabPool } from './memory/slab-pool.js';
 import { loadWasmKernels } from './kernels/wasm-kernels.js';
 
 declare module 'fastify' {

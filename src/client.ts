@@ -1,6 +1,6 @@
 // a small typed client for the service: msgpack on the wire, typed arrays in and out.
 import { Packr, Unpackr } from 'msgpackr';
-import type { Dtype } from './kernels/types.js';
+import type { Dtype } from './codec/dtype.js';
 
 export type { Dtype };
 

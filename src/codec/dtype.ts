@@ -1,6 +1,4 @@
-import type { Dtype } from '../kernels/types.js';
-
-export type { Dtype };
+export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
 
 export interface DtypeInfo {
   itemsize: number;

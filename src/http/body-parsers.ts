@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { Unpackr } from 'msgpackr/unpack';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
-import type { Slab, SlabPool } from '../pool/slab-pool.js';
+import type { Slab, SlabPool } from '../memory/slab-pool.js';
 import { readBodyIntoSlab } from './body-reader.js';
 import { MSGPACK_TYPES } from './media-types.js';
 

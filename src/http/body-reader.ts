@@ -2,7 +2,7 @@
 // chunks into memory the workers can read. Enforces the byte limit as the bytes arrive (§4: early 413).
 import type { Readable } from 'node:stream';
 import { serviceError } from '../errors.js';
-import type { Slab, SlabPool } from '../pool/slab-pool.js';
+import type { Slab, SlabPool } from '../memory/slab-pool.js';
 
 const CHUNKED_START = 64 * 1024; // first guess for a body without Content-Length
 export const TOO_LARGE = 'body: larger than the byte limit';

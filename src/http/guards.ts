@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { serviceError, type ServiceError } from '../errors.js';
-import { Deadline } from '../ops/deadline.js';
+import { Deadline } from '../jobs/deadline.js';
 
 export interface ServiceState {
   /** set on SIGTERM: /readyz answers 503 and new work is refused */

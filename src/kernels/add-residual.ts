@@ -1,6 +1,7 @@
 // h = x + residual, rounded once to the input dtype, written over residual.
 import { roundToBfloat16, roundToFloat16 } from '../codec/half.js';
-import type { Dtype, ValueArray } from './types.js';
+import type { Dtype } from '../codec/dtype.js';
+import type { ValueArray } from './types.js';
 
 /**
  * elements of rows [rowStart, rowEnd); float16/bfloat16 arrays hold the widened values.

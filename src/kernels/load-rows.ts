@@ -2,7 +2,8 @@
 // → the values the kernels read. Runs where the rows are computed: on the workers for a large
 // tensor, so this copy is spread over all of them, or inline on the main thread for a small one.
 import { widenBfloat16, widenFloat16 } from '../codec/half.js';
-import type { Dtype, ValueArray } from './types.js';
+import type { Dtype } from '../codec/dtype.js';
+import type { ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
 
 let scratch = new Uint16Array(0); // for float16/bfloat16 rows at an odd byte offset

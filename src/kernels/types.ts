@@ -1,6 +1,5 @@
 // shared by the main thread and the workers: the shapes a kernel reads and writes.
-
-export type Dtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
+import type { Dtype } from '../codec/dtype.js';
 
 /** values as the kernels read them: float16/bfloat16 inputs are widened to float32 on the way in */
 export type ValueArray = Float32Array | Float64Array;

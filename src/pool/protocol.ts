@@ -1,5 +1,11 @@
 // the only things the main thread and the workers share: the task and result shapes.
-import type { Dtype } from '../kernels/types.js';
+import type { Dtype } from '../codec/dtype.js';
+
+/** a task's flag in its job's cancel region: a task claims it (QUEUED → STARTED) before touching
+ *  memory; the main thread drops a queued one (QUEUED → DROPPED), which then does nothing */
+export const QUEUED = 0;
+export const STARTED = 1;
+export const DROPPED = 2;
 
 export type NormOp = 'rmsnorm' | 'layernorm';
 

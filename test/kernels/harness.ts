@@ -3,7 +3,8 @@
 import { addResidualRows } from '../../src/kernels/add-residual.js';
 import { layernormRows } from '../../src/kernels/layernorm.js';
 import { rmsnormRows } from '../../src/kernels/rmsnorm.js';
-import type { Dtype, NormBuffers, NormParams, OutputArray, ValueArray } from '../../src/kernels/types.js';
+import type { Dtype } from '../../src/codec/dtype.js';
+import type { NormBuffers, NormParams, OutputArray, ValueArray } from '../../src/kernels/types.js';
 import {
   narrowToBfloat16, narrowToFloat16, numberFromBfloat16Bits, numberFromFloat16Bits,
   widenBfloat16, widenFloat16,

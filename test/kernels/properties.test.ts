@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Dtype, NormBuffers } from '../../src/kernels/types.js';
+import type { Dtype } from '../../src/codec/dtype.js';
+import type { NormBuffers } from '../../src/kernels/types.js';
 import { DTYPES, outputArray, paramsOf, runCase, runKernel, type Op } from './harness.js';
 
 // rows of 0 or moderate values, not all tiny: squares (even scaled by 2^±60) stay far

@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
-import { requestExamples, responseExamples, errorExamples } from '../../src/http/doc-examples.js';
+import { requestExamples, responseExamples, errorExamples } from '../../src/http/openapi/examples.js';
 import { API_KEY, corpus, type AppName, type Probe } from './corpus.js';
 import { bodyOf, essence, loadContract, readDocument, type Contract } from './contract.js';
 

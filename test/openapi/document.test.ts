@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { errors } from '../../src/errors.js';
-import { renderOpenapi } from '../../src/http/docs.js';
+import { renderOpenapi } from '../../src/http/openapi/document.js';
 import { DOCUMENT_PATH, loadContract, readDocument, type Contract } from './contract.js';
 
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'];

@@ -2,7 +2,7 @@
 import { valueStorage } from '../codec/dtype.js';
 import { encodeTensor, type Encoding, type TensorOut } from '../codec/write-tensor.js';
 import type { Region } from '../pool/protocol.js';
-import type { Job } from './allocate-job.js';
+import type { Job } from './allocate.js';
 
 /** the whole msgpack answer when it is just `{output}` in the ordinary form: a view, no packing */
 export function packedResponse(job: Job): Buffer | null {

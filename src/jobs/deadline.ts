@@ -1,5 +1,5 @@
 // a request's deadline: it fires once, when the deadline passes or the client goes away, and its
-// queued work is then dropped (src/ops/run-job.ts). One per request, so it is a flag and one
+// queued work is then dropped (src/jobs/run.ts). One per request, so it is a flag and one
 // listener rather than an AbortController (whose event machinery cost about 4 % of the server's
 // time on small requests).
 export class Deadline {

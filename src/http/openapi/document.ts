@@ -5,14 +5,14 @@ import { readFileSync } from 'node:fs';
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { requestExamples } from './doc-examples.js';
-import { tidyDocument } from './doc-tidy.js';
-import { MSGPACK_TYPES } from './media-types.js';
+import { requestExamples } from './examples.js';
+import { tidyDocument } from './tidy.js';
+import { MSGPACK_TYPES } from '../media-types.js';
 import { errorResponse, tensorMsgpack, v1RequestHeaders } from './response-schemas.js';
 import { serviceRouteSchemas } from './service-schemas.js';
 
 // src/http and dist/http both sit two levels below the package root
-const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
 
 const DESCRIPTION = `Row-wise RMSNorm and LayerNorm over HTTP, in msgpack or JSON (wire contract v1).
 

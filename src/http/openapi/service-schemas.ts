@@ -1,6 +1,6 @@
-// route schemas of the service endpoints (API.md §6). ops-routes.ts may attach them as `schema`;
+// route schemas of the service endpoints (API.md §6). service-routes.ts may attach them as `schema`;
 // until it does, docs.ts documents each route without a schema from this table.
-import { JSON_TYPE } from './media-types.js';
+import { JSON_TYPE } from '../media-types.js';
 
 const workers = { type: 'integer', minimum: 0, description: 'live worker threads' };
 

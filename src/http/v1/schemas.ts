@@ -1,7 +1,7 @@
 // the request and response schemas: validation (ajv) and the OpenAPI document come from here.
-import { DTYPE_NAMES } from '../codec/dtype.js';
-import type { NormOp } from '../pool/protocol.js';
-import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
+import { DTYPE_NAMES } from '../../codec/dtype.js';
+import type { NormOp } from '../../pool/protocol.js';
+import { JSON_TYPE, MSGPACK_TYPES } from '../media-types.js';
 
 const NON_FINITE_NAMES = ['NaN', 'Infinity', '-Infinity'];
 

@@ -1,13 +1,13 @@
 // what each route answers, per status and media type: fastify serializes error bodies with these
 // schemas, and @fastify/swagger writes them (with summaries, headers, examples) into the OpenAPI document.
-// a schema with a `title` becomes a named component of the document (see doc-tidy.ts).
+// a schema with a `title` becomes a named component of the document (see tidy.ts).
 import { STATUS_CODES } from 'node:http';
-import { DTYPE_NAMES } from '../codec/dtype.js';
-import { errors, type ErrorCode } from '../errors.js';
-import type { NormOp } from '../pool/protocol.js';
-import { errorExamples, responseExamples } from './doc-examples.js';
-import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
-import { jsonTensor } from './schemas.js';
+import { DTYPE_NAMES } from '../../codec/dtype.js';
+import { errors, type ErrorCode } from '../../errors.js';
+import type { NormOp } from '../../pool/protocol.js';
+import { errorExamples, responseExamples } from './examples.js';
+import { JSON_TYPE, MSGPACK_TYPES } from '../media-types.js';
+import { jsonTensor } from '../v1/schemas.js';
 
 const dtype = { type: 'string', enum: DTYPE_NAMES };
 const shape = { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1, maxItems: 8 };

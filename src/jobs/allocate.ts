@@ -4,10 +4,10 @@
 import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
 import { outputPrefix } from '../codec/msgpack-prefix.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
-import type { Slab, SlabPool } from '../pool/slab-pool.js';
+import type { Slab, SlabPool } from '../memory/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
-import type { CheckedRequest } from './check-request.js';
+import type { CheckedRequest } from './check.js';
 
 export interface Job {
   request: CheckedRequest;

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics.js';
 import type { NormPool } from '../pool/pool.js';
 import type { ServiceState } from './guards.js';
-import { serviceRouteSchemas } from './service-schemas.js';
+import { serviceRouteSchemas } from './openapi/service-schemas.js';
 
 export function registerOpsRoutes(app: FastifyInstance, pool: NormPool, metrics: Metrics, state: ServiceState): void {
   app.get('/healthz', { schema: serviceRouteSchemas['/healthz'] }, async () => ({ status: 'ok' }));

@@ -1,16 +1,12 @@
 // runs one task's rows: on a worker, or inline on the main thread for small tensors.
 import { narrowToFloat16 } from '../codec/half.js';
-import { addResidualRows } from '../kernels/add-residual.js';
-import { layernormRows } from '../kernels/layernorm.js';
-import { loadRows } from '../kernels/load-rows.js';
-import { rmsnormRows } from '../kernels/rmsnorm.js';
-import type { OutputArray, ValueArray } from '../kernels/types.js';
-import type { WasmKernels } from '../kernels/wasm-kernels.js';
-import type { NormTask, Region, TaskResult } from './protocol.js';
-
-export const QUEUED = 0;
-export const STARTED = 1;
-export const DROPPED = 2;
+import { addResidualRows } from './add-residual.js';
+import { layernormRows } from './layernorm.js';
+import { loadRows } from './load-rows.js';
+import { rmsnormRows } from './rmsnorm.js';
+import type { OutputArray, ValueArray } from './types.js';
+import type { WasmKernels } from './wasm-kernels.js';
+import { QUEUED, STARTED, type NormTask, type Region, type TaskResult } from '../pool/protocol.js';
 
 type ArrayType = Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor;
 

@@ -2,11 +2,11 @@
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { DROPPED, QUEUED, executeTask } from '../pool/execute-task.js';
+import { executeTask } from '../kernels/execute-task.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
-import type { NormTask, TaskFault, TaskResult } from '../pool/protocol.js';
+import { DROPPED, QUEUED, type NormTask, type TaskFault, type TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
-import type { Job } from './allocate-job.js';
+import type { Job } from './allocate.js';
 import type { Deadline } from './deadline.js';
 
 export interface JobTiming {

@@ -1,22 +1,22 @@
 // POST /v1/rmsnorm, /v1/layernorm and /v1/batch.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Packr } from 'msgpackr/pack';
-import type { Config } from '../config.js';
-import { DTYPES } from '../codec/dtype.js';
-import type { Encoding } from '../codec/write-tensor.js';
-import { serviceError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
-import { allocateJob, type Job } from '../ops/allocate-job.js';
-import { checkRequest, type CheckedRequest, type NormBody } from '../ops/check-request.js';
-import { jobResponse, packedResponse } from '../ops/job-response.js';
-import { runJobs, type RunContext } from '../ops/run-job.js';
-import { TaskAborted, type NormPool } from '../pool/pool.js';
-import type { NormOp, TaskFault } from '../pool/protocol.js';
-import type { SlabPool } from '../pool/slab-pool.js';
-import type { WasmKernels } from '../kernels/wasm-kernels.js';
-import { createAdmissionHook, type ServiceState } from './guards.js';
-import { encodingOf, essence, negotiate } from './media-types.js';
-import { batchRouteDoc, normRouteDoc } from './response-schemas.js';
+import type { Config } from '../../config.js';
+import { DTYPES } from '../../codec/dtype.js';
+import type { Encoding } from '../../codec/write-tensor.js';
+import { serviceError } from '../../errors.js';
+import type { Metrics } from '../../metrics.js';
+import { allocateJob, type Job } from '../../jobs/allocate.js';
+import { checkRequest, type CheckedRequest, type NormBody } from '../../jobs/check.js';
+import { jobResponse, packedResponse } from '../../jobs/response.js';
+import { runJobs, type RunContext } from '../../jobs/run.js';
+import { TaskAborted, type NormPool } from '../../pool/pool.js';
+import type { NormOp, TaskFault } from '../../pool/protocol.js';
+import type { SlabPool } from '../../memory/slab-pool.js';
+import type { WasmKernels } from '../../kernels/wasm-kernels.js';
+import { createAdmissionHook, type ServiceState } from '../guards.js';
+import { encodingOf, essence, negotiate } from '../media-types.js';
+import { batchRouteDoc, normRouteDoc } from '../openapi/response-schemas.js';
 import { batchBodySchema, normBodySchema } from './schemas.js';
 
 // byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
