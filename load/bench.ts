@@ -14,7 +14,7 @@ import { defaults } from '../dist/config.js';
 import { createMetrics } from '../dist/metrics.js';
 import { allocateJob } from '../dist/jobs/allocate.js';
 import { Deadline } from '../dist/jobs/deadline.js';
-import { checkRequest } from '../dist/jobs/check.js';
+import { OPERATIONS } from '../dist/ops/registry.js';
 import { runJobs, type RunContext } from '../dist/jobs/run.js';
 import { createPool } from '../dist/pool/pool.js';
 import { createSlabPool } from '../dist/memory/slab-pool.js';
@@ -227,7 +227,7 @@ async function benchPool(s: [number, number]): Promise<PoolFigures[]> {
   });
   /** ms for one job; its output checked when asked */
   const once = async (side: (typeof sides)[number], op: Op, check: boolean): Promise<[number, string | null]> => {
-    const job = allocateJob(checkRequest(op, body, '', false), side.slabs, side.pool.workers, side.wasm);
+    const job = allocateJob(OPERATIONS[op].check(body, '', false), side.slabs, side.pool.workers, side.wasm, null);
     const t0 = performance.now();
     const run = runJobs([job], side.ctx);
     await run.result;

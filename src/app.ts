@@ -8,13 +8,15 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { registerDocs } from './http/openapi/document.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { createAuthHook, type ServiceState } from './http/guards.js';
-import { registerOpsRoutes } from './http/service-routes.js';
-import { registerRoutes } from './http/v1/routes.js';
+import { registerLeases } from './http/leases.js';
+import { registerServiceRoutes } from './http/service-routes.js';
+import { registerV1Routes } from './http/v1/routes.js';
 import { ajvKeywords } from './http/v1/schemas.js';
+import type { Engine } from './jobs/pipeline.js';
+import { loadWasmKernels } from './kernels/wasm-kernels.js';
+import { createSlabPool } from './memory/slab-pool.js';
 import { createMetrics } from './metrics.js';
 import { createPool } from './pool/pool.js';
-import { createSlabPool } from './memory/slab-pool.js';
-import { loadWasmKernels } from './kernels/wasm-kernels.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -78,8 +80,10 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
 
   await registerDocs(app);
   registerErrorHandling(app);
+  registerLeases(app, slabs);
   registerBodyParsers(app, config.maxBodyBytes, slabs);
-  registerOpsRoutes(app, pool, metrics, state);
-  registerRoutes(app, { pool, config, metrics, state, slabs, wasm });
+  registerServiceRoutes(app, pool, metrics, state);
+  const engine: Engine = { pool, slabs, wasm, metrics, limits: config };
+  registerV1Routes(app, engine, config, state);
   return app;
 }

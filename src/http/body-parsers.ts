@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { Unpackr } from 'msgpackr/unpack';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
-import type { Slab, SlabPool } from '../memory/slab-pool.js';
+import type { SlabPool } from '../memory/slab-pool.js';
 import { readBodyIntoSlab } from './body-reader.js';
 import { MSGPACK_TYPES } from './media-types.js';
 
@@ -20,30 +20,15 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** ms spent decoding the body, for Server-Timing */
     parseMs: number;
-    /** shared slabs this request holds, given back when its response is done */
-    slabs: Slab[];
   }
 }
 
 export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, slabs: SlabPool): void {
   app.decorateRequest('parseMs', 0);
-  app.decorateRequest('slabs', null as unknown as Slab[]);
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.slabs = [];
-    done();
-  });
-  app.addHook('onResponse', (request, _reply, done) => {
-    // null when an earlier onRequest hook (auth, overload) answered first
-    if (request.slabs !== null) {
-      for (const slab of request.slabs) slabs.release(slab);
-      request.slabs.length = 0;
-    }
-    done();
-  });
 
   app.addContentTypeParser([...MSGPACK_TYPES], { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {
     const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], bodyLimit, slabs);
-    request.slabs.push(slab);
+    request.lease.hold(slab);
     const started = performance.now();
     try {
       const value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab.memory, slab.offset, length)));

@@ -5,7 +5,7 @@ import type { NormPool } from '../pool/pool.js';
 import type { ServiceState } from './guards.js';
 import { serviceRouteSchemas } from './openapi/service-schemas.js';
 
-export function registerOpsRoutes(app: FastifyInstance, pool: NormPool, metrics: Metrics, state: ServiceState): void {
+export function registerServiceRoutes(app: FastifyInstance, pool: NormPool, metrics: Metrics, state: ServiceState): void {
   app.get('/healthz', { schema: serviceRouteSchemas['/healthz'] }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: serviceRouteSchemas['/readyz'] }, async (_request, reply) => {

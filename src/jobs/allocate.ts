@@ -1,21 +1,20 @@
 // phase two: lay out one tensor's work in a shared slab. Binary input stays where the body put it
-// (read in place when aligned, else loaded row by row by the workers); the output sits after its
-// msgpack header, so a plain msgpack answer is sent straight from this memory.
+// (read in place when aligned, else loaded row by row by the workers); when the answer can go out
+// straight from memory (response.ts decides), the output sits right after its msgpack header.
 import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
-import { outputPrefix } from '../codec/msgpack-prefix.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import type { Slab, SlabPool } from '../memory/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
-import type { CheckedRequest } from './check.js';
+import type { CheckedRequest } from './checked-request.js';
 
 export interface Job {
   request: CheckedRequest;
   /** rows [0, rows) of this template are what runJobs splits into tasks */
   task: NormTask;
   slab: Slab;
-  /** the msgpack answer `{output}` = slab bytes [start, start + length), once computed */
-  packed: { start: number; length: number };
+  /** when set, the whole answer = slab bytes [start, start + length) once computed */
+  direct: { start: number; length: number } | null;
 }
 
 const ALIGN = 8; // every region starts where a Float64Array may
@@ -38,14 +37,19 @@ function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placem
   return { source: { memory, byteOffset: bytes.byteOffset, length: bytes.byteLength } };
 }
 
-/** `maxTasks`: the most tasks the job may be split into (one cancel flag each) */
-export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels): Job {
+/**
+ * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
+ * bytes before the output, when it is sent straight from memory, else null
+ */
+export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
   // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
   const paramLength = req.rows === 0 ? 0 : req.n;
-  const statLength = req.returnStats ? req.rows : 0;
+  const statLength = req.rows;
+  const hasMean = req.stats.includes('mean');
+  const hasRstd = req.stats.includes('rstd');
   // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
   // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those)
   const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0;
@@ -54,7 +58,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
   const yBytes = size * DTYPES[req.outDtype].itemsize;
-  const prefix = outputPrefix(req.outDtype, req.input.shape, yBytes);
+  const prefixLength = prefix?.length ?? 0;
 
   // sizes first, then one slab
   const plan: [string, number][] = [
@@ -63,8 +67,8 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
     ['wide', useWasm && halfOutput ? 4 * size : 0],
     ['scale', 8 * paramLength],
     ['bias', req.bias === null ? 0 : 8 * paramLength],
-    ['mean', req.returnStats && req.op === 'layernorm' ? 4 * statLength : 0],
-    ['rstd', req.returnStats ? 4 * statLength : 0],
+    ['mean', hasMean ? 4 * statLength : 0],
+    ['rstd', hasRstd ? 4 * statLength : 0],
     ['x', 'inPlace' in inputPlace ? 0 : valueBytes * size],
     ['residual', residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size],
   ];
@@ -74,14 +78,14 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
     offsets[name] = cursor;
     cursor += align(bytes);
   }
-  // y starts aligned, with its msgpack header right before it
-  const prefixStart = cursor + align(prefix.length) - prefix.length;
-  const yOffset = prefixStart + prefix.length;
+  // y starts aligned, with its msgpack header (if any) right before it
+  const prefixStart = cursor + align(prefixLength) - prefixLength;
+  const yOffset = prefixStart + prefixLength;
   const slab = slabs.acquire(yOffset + yBytes);
   const memory = slab.memory;
   const base = slab.offset;
   new Int32Array(memory, base + offsets.cancel, maxTasks).fill(0); // slabs are reused: clear the flags
-  Buffer.from(memory, base + prefixStart, prefix.length).set(prefix);
+  if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
 
   const region = (name: string, length: number): Region => ({ memory, byteOffset: base + offsets[name], length });
   const values = (r: Region) => (valueType === 'float64'
@@ -114,16 +118,16 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   return {
     request: req,
     slab,
-    packed: { start: base + prefixStart, length: prefix.length + yBytes },
+    direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
     task: {
-      op: req.op, n: req.n, rowStart: 0, rowEnd: req.rows,
+      kernel: req.kernel, n: req.n, rowStart: 0, rowEnd: req.rows,
       inputDtype: req.input.dtype, outDtype: req.outDtype,
       eps: req.eps, epsOutside: req.epsOutside,
       x, xSource, residual, residualSource,
       y: { memory, byteOffset: base + yOffset, length: size },
       scale, bias,
-      mean: req.returnStats && req.op === 'layernorm' ? region('mean', statLength) : null,
-      rstd: req.returnStats ? region('rstd', statLength) : null,
+      mean: hasMean ? region('mean', statLength) : null,
+      rstd: hasRstd ? region('rstd', statLength) : null,
       cancel: region('cancel', maxTasks),
       slot: 0,
       prepared,

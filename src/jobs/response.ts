@@ -1,17 +1,33 @@
-// a finished job → its §2 response: the fields for encoding, or the msgpack bytes already in place.
-import { valueStorage } from '../codec/dtype.js';
+// the answer's framing, in one place: finished jobs → the §2 response body in the negotiated encoding.
+// An answer that is just `{output}` in msgpack's ordinary form goes out straight from the slab (its
+// header written before the output when the job is allocated); anything else is packed here.
+import { Packr } from 'msgpackr/pack';
+import { DTYPES, valueStorage } from '../codec/dtype.js';
+import { outputPrefix } from '../codec/msgpack-prefix.js';
 import { encodeTensor, type Encoding, type TensorOut } from '../codec/write-tensor.js';
 import type { Region } from '../pool/protocol.js';
 import type { Job } from './allocate.js';
+import type { CheckedRequest } from './checked-request.js';
 
-/** the whole msgpack answer when it is just `{output}` in the ordinary form: a view, no packing */
-export function packedResponse(job: Job): Buffer | null {
-  const { request: req, task } = job;
-  if (req.numpyForm || task.residual !== null || task.mean !== null || task.rstd !== null) return null;
-  return Buffer.from(job.slab.memory, job.packed.start, job.packed.length);
+// byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
+const packr = new Packr({ useRecords: false });
+
+/** the msgpack bytes before the output when the answer can be sent straight from memory, else null */
+export function directPrefix(req: CheckedRequest, encoding: Encoding, batch: boolean): Buffer | null {
+  if (batch || encoding !== 'msgpack' || req.numpyForm || req.residual !== null || req.stats.length > 0) return null;
+  return outputPrefix(req.outDtype, req.input.shape, req.input.size * DTYPES[req.outDtype].itemsize);
 }
 
-export function jobResponse(job: Job, encoding: Encoding): Record<string, unknown> {
+/** one body for the jobs: `{results: […]}` for a batch, else the one job's fields */
+export function encodeResponse(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | string {
+  const direct = batch ? null : jobs[0].direct;
+  if (direct !== null) return Buffer.from(jobs[0].slab.memory, direct.start, direct.length);
+  const results = jobs.map((job) => resultFields(job, encoding));
+  const body = batch ? { results } : results[0];
+  return encoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);
+}
+
+function resultFields(job: Job, encoding: Encoding): Record<string, unknown> {
   const { request: req, task } = job;
   const numpy = req.numpyForm;
   const at = (region: Region) => ({ memory: region.memory, byteOffset: region.byteOffset, length: region.length });
@@ -23,11 +39,9 @@ export function jobResponse(job: Job, encoding: Encoding): Record<string, unknow
     body.residual = encodeTensor(h, encoding, numpy);
   }
   const statShape = req.rowShape.length === 0 ? [1] : req.rowShape;
-  if (task.mean !== null) {
-    body.mean = encodeTensor({ dtype: 'float32', shape: statShape, storage: 'float32', ...at(task.mean) }, encoding, numpy);
-  }
-  if (task.rstd !== null) {
-    body.rstd = encodeTensor({ dtype: 'float32', shape: statShape, storage: 'float32', ...at(task.rstd) }, encoding, numpy);
+  for (const stat of req.stats) {
+    const region = stat === 'mean' ? task.mean! : task.rstd!;
+    body[stat] = encodeTensor({ dtype: 'float32', shape: statShape, storage: 'float32', ...at(region) }, encoding, numpy);
   }
   return body;
 }

@@ -56,7 +56,7 @@ export function executeTask(task: NormTask, wasm: WasmKernels | null): TaskResul
       scale: view(Float64Array, task.scale),
       bias: task.bias === null ? null : view(Float64Array, task.bias),
     };
-    if (task.op === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd);
+    if (task.kernel === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd);
     else layernormRows(buffers, params, rowStart, rowEnd);
     return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
   } catch (err) {
@@ -70,7 +70,7 @@ function runWasm(wasm: WasmKernels, task: NormTask, x: number): void {
   const y = task.wide?.byteOffset ?? task.y.byteOffset;
   const bias = task.bias?.byteOffset ?? null;
   const rstd = task.rstd?.byteOffset ?? null;
-  if (task.op === 'rmsnorm') {
+  if (task.kernel === 'rmsnorm') {
     wasm.rmsnormF32(x, y, task.scale.byteOffset, bias, task.prepared!, rstd, n, rowStart, rowEnd, eps, epsOutside);
   } else {
     wasm.layernormF32(x, y, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);

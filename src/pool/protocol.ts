@@ -7,7 +7,8 @@ export const QUEUED = 0;
 export const STARTED = 1;
 export const DROPPED = 2;
 
-export type NormOp = 'rmsnorm' | 'layernorm';
+/** the row-wise kernel a task runs */
+export type RowKernel = 'rmsnorm' | 'layernorm';
 
 /** a typed-array view into shared memory: elements of its type, or bytes for a source */
 export interface Region {
@@ -17,7 +18,7 @@ export interface Region {
 }
 
 export interface NormTask {
-  op: NormOp;
+  kernel: RowKernel;
   n: number;
   rowStart: number;
   rowEnd: number;

@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import { DTYPE_NAMES } from '../../codec/dtype.js';
 import { errors, type ErrorCode } from '../../errors.js';
-import type { NormOp } from '../../pool/protocol.js';
+import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
 import { errorExamples, responseExamples } from './examples.js';
 import { JSON_TYPE, MSGPACK_TYPES } from '../media-types.js';
 import { jsonTensor } from '../v1/schemas.js';
@@ -62,27 +62,14 @@ export const componentDescriptions: Readonly<Record<string, string>> = {
   TensorOutMsgpack: 'A result tensor in msgpack: data is bin, or the msgpack-numpy form when the input came in it.',
 };
 
-function normResponse(op: NormOp, tensor: object, title: string) {
-  return {
-    title,
-    type: 'object',
-    additionalProperties: false,
-    required: ['output'],
-    properties: {
-      output: { ...tensor, description: "input's shape, in output_dtype" },
-      residual: { ...tensor, description: 'only when residual was sent: h = input + residual, rounded to the input dtype' },
-      ...(op === 'layernorm'
-        ? { mean: { ...tensor, description: 'with return_stats: float32 per-row mean, of shape input.shape[:axis], or [1] where that is empty' } }
-        : {}),
-      rstd: { ...tensor, description: 'with return_stats: float32 per-row r, of shape input.shape[:axis], or [1] where that is empty' },
-    },
-  };
+function opResponse(op: OpName, tensor: object, title: string) {
+  return { title, type: 'object', additionalProperties: false, required: ['output'], properties: OPERATIONS[op].responseFields(tensor as Record<string, unknown>) };
 }
 
-const capitalized = (op: NormOp) => `${op[0].toUpperCase()}${op.slice(1)}`;
+const capitalized = (op: OpName) => `${op[0].toUpperCase()}${op.slice(1)}`;
 
 function batchResponse(title: string, tensor: object) {
-  const item = { anyOf: (['rmsnorm', 'layernorm'] as const).map((op) => normResponse(op, tensor, `${capitalized(op)}Response${title.slice('BatchResponse'.length)}`)) };
+  const item = { anyOf: OP_NAMES.map((op) => opResponse(op, tensor, `${capitalized(op)}Response${title.slice('BatchResponse'.length)}`)) };
   return {
     title,
     type: 'object',
@@ -155,28 +142,19 @@ function v1Responses(ok: object) {
   return { 200: ok, ...Object.fromEntries(V1_ERRORS.map((status) => [status, errorResponse(status)])) };
 }
 
-const NORM_DOCS: Readonly<Record<NormOp, { summary: string; description: string }>> = {
-  rmsnorm: {
-    summary: 'RMSNorm of every row',
-    description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: s = (1/n) Σ xᵢ², yᵢ = xᵢ · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',
-  },
-  layernorm: {
-    summary: 'LayerNorm of every row',
-    description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: μ = (1/n) Σ xᵢ, s = (1/n) Σ (xᵢ − μ)² (biased variance, two-pass), yᵢ = (xᵢ − μ) · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',
-  },
-};
-
-/** everything but the body of a POST /v1/rmsnorm or /v1/layernorm route schema */
-export function normRouteDoc(op: NormOp) {
+/** everything but the body of a POST /v1/<op> route schema */
+export function opRouteDoc(op: OpName) {
   const name = capitalized(op);
+  const { summary, description } = OPERATIONS[op];
   return {
     operationId: op,
     tags: ['normalization'],
-    ...NORM_DOCS[op],
+    summary,
+    description,
     response: v1Responses(okResponse(
       'the normalized tensor, in the negotiated encoding',
-      normResponse(op, tensorOut, `${name}Response`),
-      normResponse(op, tensorOutMsgpack, `${name}ResponseMsgpack`),
+      opResponse(op, tensorOut, `${name}Response`),
+      opResponse(op, tensorOutMsgpack, `${name}ResponseMsgpack`),
       responseExamples[op],
     )),
   };

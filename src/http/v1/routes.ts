@@ -1,26 +1,17 @@
-// POST /v1/rmsnorm, /v1/layernorm and /v1/batch.
+// the /v1 dialect (API.md §2–§4): POST /v1/<op> for every operation of the table, and /v1/batch.
+// A thin adapter: media types and Accept from the headers, the body's items into the pipeline,
+// its answer out with Server-Timing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Packr } from 'msgpackr/pack';
 import type { Config } from '../../config.js';
-import { DTYPES } from '../../codec/dtype.js';
 import type { Encoding } from '../../codec/write-tensor.js';
 import { serviceError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
-import { allocateJob, type Job } from '../../jobs/allocate.js';
-import { checkRequest, type CheckedRequest, type NormBody } from '../../jobs/check.js';
-import { jobResponse, packedResponse } from '../../jobs/response.js';
-import { runJobs, type RunContext } from '../../jobs/run.js';
-import { TaskAborted, type NormPool } from '../../pool/pool.js';
-import type { NormOp, TaskFault } from '../../pool/protocol.js';
-import type { SlabPool } from '../../memory/slab-pool.js';
-import type { WasmKernels } from '../../kernels/wasm-kernels.js';
+import { runPipeline, type Engine, type PipelineItem, type Timings } from '../../jobs/pipeline.js';
+import { OP_NAMES, type OpName } from '../../ops/registry.js';
+import type { TaskFault } from '../../pool/protocol.js';
 import { createAdmissionHook, type ServiceState } from '../guards.js';
 import { encodingOf, essence, negotiate } from '../media-types.js';
-import { batchRouteDoc, normRouteDoc } from '../openapi/response-schemas.js';
-import { batchBodySchema, normBodySchema } from './schemas.js';
-
-// byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
-const packr = new Packr({ useRecords: false });
+import { batchRouteDoc, opRouteDoc } from '../openapi/response-schemas.js';
+import { batchBodySchema, opBodySchema } from './schemas.js';
 
 interface Negotiated { requestEncoding: Encoding; responseType: string; responseEncoding: Encoding }
 
@@ -49,8 +40,6 @@ function checkTimeoutHeader(request: FastifyRequest, _reply: FastifyReply, done:
   done(request.timeoutHeaderError ?? undefined);
 }
 
-interface Timings { decode: number; queue: number; compute: number; encode: number }
-
 function serverTiming(t: Timings): string {
   return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
 }
@@ -62,79 +51,34 @@ function testFault(request: FastifyRequest): TaskFault | null {
   return sleep ? { kind: 'sleep', ms: Number(sleep[1]) } : null;
 }
 
-function encodeBody(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | string {
-  const results = jobs.map((job) => jobResponse(job, encoding));
-  const body = batch ? { results } : results[0];
-  return encoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);
-}
-
-export interface RouteDeps {
-  pool: NormPool;
-  config: Readonly<Config>;
-  metrics: Metrics;
-  state: ServiceState;
-  slabs: SlabPool;
-  wasm: WasmKernels;
-}
-
-export function registerRoutes(app: FastifyInstance, { pool, config, metrics, state, slabs, wasm }: RouteDeps): void {
+export function registerV1Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): void {
   app.decorateRequest('negotiated', null as unknown as Negotiated);
   app.decorateRequest('deadline', null as unknown as FastifyRequest['deadline']);
   app.decorateRequest('timeoutHeaderError', null);
   const admit = createAdmissionHook(config, state);
 
-  /** checks every item, then allocates and computes them all, then encodes one body */
-  async function respond(request: FastifyRequest, reply: FastifyReply, items: [NormOp, NormBody, string][], batch: boolean) {
-    const started = performance.now();
+  async function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean) {
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
-    const checked: CheckedRequest[] = items.map(([op, body, prefix]) => checkRequest(op, body, prefix, requestEncoding === 'json'));
-    const jobs: Job[] = checked.map((req) => allocateJob(req, slabs, pool.workers, wasm));
-    const ctx: RunContext = {
-      pool, metrics, wasm, limits: config, deadline: request.deadline,
+    const { payload, timings } = await runPipeline(engine, {
+      items, batch,
+      fromJson: requestEncoding === 'json',
+      encoding: responseEncoding,
+      lease: request.lease,
+      deadline: request.deadline,
       fault: config.faultInjection ? testFault(request) : null,
-    };
-    const runStarted = performance.now();
-    // given back once the response is written (it may be a view of them)
-    request.slabs.push(...jobs.map((job) => job.slab));
-    const run = runJobs(jobs, ctx);
-    let timings;
-    try {
-      timings = await run.result;
-    } catch (err) {
-      if (!(err instanceof TaskAborted)) throw err;
-      // answered now, but a task may still be reading or writing these slabs (body included):
-      // they go back only when every task has settled
-      const held = request.slabs.splice(0);
-      void run.settled.then(() => held.forEach((slab) => slabs.release(slab)));
-      throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
-    }
-    const runMs = performance.now() - runStarted;
-    for (const req of checked) {
-      metrics.rows.inc({ op: req.op, dtype: req.input.dtype }, req.rows);
-      metrics.bytes.inc({ op: req.op, dtype: req.input.dtype }, req.input.size * DTYPES[req.input.dtype].itemsize);
-    }
-    const queue = Math.max(0, ...timings.map((t) => t.queueMs));
-    const encodeStarted = performance.now();
-    const packed = !batch && responseEncoding === 'msgpack' ? packedResponse(jobs[0]) : null;
-    const payload = packed ?? encodeBody(jobs, responseEncoding, batch);
-    const encode = performance.now() - encodeStarted;
-    reply.header('server-timing', serverTiming({
-      decode: request.parseMs + (runStarted - started),
-      queue,
-      compute: Math.max(0, runMs - queue),
-      encode,
-    }));
+    });
+    reply.header('server-timing', serverTiming({ ...timings, decode: request.parseMs + timings.decode }));
     return reply.type(responseType).send(payload);
   }
 
   const hooks = { onRequest: [checkMediaTypes, admit], preValidation: checkTimeoutHeader };
-  for (const op of ['rmsnorm', 'layernorm'] as const) {
-    app.post(`/v1/${op}`, { schema: { ...normRouteDoc(op), body: normBodySchema(op) }, ...hooks }, (request, reply) =>
-      respond(request, reply, [[op, request.body as NormBody, '']], false));
+  for (const op of OP_NAMES) {
+    app.post(`/v1/${op}`, { schema: { ...opRouteDoc(op), body: opBodySchema(op) }, ...hooks }, (request, reply) =>
+      respond(request, reply, [{ op, body: request.body as Record<string, unknown>, path: '' }], false));
   }
 
   app.post('/v1/batch', { schema: { ...batchRouteDoc(), body: batchBodySchema() }, ...hooks }, (request, reply) => {
-    const { requests } = request.body as { requests: (NormBody & { op: NormOp })[] };
-    return respond(request, reply, requests.map(({ op, ...body }, i) => [op, body, `requests[${i}].`]), true);
+    const { requests } = request.body as { requests: ({ op: OpName } & Record<string, unknown>)[] };
+    return respond(request, reply, requests.map(({ op, ...body }, i) => ({ op, body, path: `requests[${i}].` })), true);
   });
 }

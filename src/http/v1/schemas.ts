@@ -1,6 +1,8 @@
-// the request and response schemas: validation (ajv) and the OpenAPI document come from here.
+// the /v1 request bodies, derived from the table of operations: what ajv validates and the OpenAPI
+// document shows. A schema with a `title` becomes a named component of the document.
 import { DTYPE_NAMES } from '../../codec/dtype.js';
-import type { NormOp } from '../../pool/protocol.js';
+import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
+import type { Schema } from '../../ops/operation.js';
 import { JSON_TYPE, MSGPACK_TYPES } from '../media-types.js';
 
 const NON_FINITE_NAMES = ['NaN', 'Infinity', '-Infinity'];
@@ -15,7 +17,7 @@ const shapeSchema = {
 
 const dtypeSchema = { type: 'string', enum: DTYPE_NAMES };
 
-/** JSON tensors: data is a list of numbers; non-finite values as strings (the title names it in the OpenAPI document) */
+/** JSON tensors: data is a list of numbers; non-finite values as strings */
 export const jsonTensor = {
   title: 'Tensor',
   type: 'object',
@@ -48,40 +50,29 @@ const msgpackTensor = {
   },
 };
 
-// descriptions are annotations: ajv ignores them, the OpenAPI document shows them
-function normFields(tensor: object, op: NormOp | null) {
-  return {
-    input: { ...tensor, description: 'the tensor to normalize, rank 1 to 8' },
-    axis: {
-      type: 'integer', default: -1,
-      description: 'normalize over the dimensions axis … rank-1; every index over the dimensions before it is one row. -rank ≤ axis < rank, negative counts from the end',
-    },
-    weight: { ...tensor, description: 'γ, of shape input.shape[axis:] exactly, any dtype; default all ones' },
-    bias: { ...tensor, description: 'β, of shape input.shape[axis:] exactly, any dtype; default all zeros' },
-    eps: {
-      type: 'number', minimum: 0,
-      description: 'finite, ≥ 0 (0 is allowed); default 1e-6 for rmsnorm, 1e-5 for layernorm',
-      ...(op === null ? {} : { default: op === 'rmsnorm' ? 1e-6 : 1e-5 }),
-    },
-    eps_placement: {
-      type: 'string', enum: ['inside', 'outside'], default: 'inside',
-      description: '"inside": r = 1/sqrt(s + eps); "outside": r = 1/(sqrt(s) + eps)',
-    },
-    weight_offset: { type: 'number', default: 0, description: 'finite; the scale is weight_offset + γ (Gemma-style models send 1)' },
-    residual: {
-      ...tensor,
-      description: 'same shape and dtype as input: the operation normalizes h = input + residual, rounded to the input dtype, and returns h',
-    },
-    return_stats: { type: 'boolean', default: false, description: 'also return per-row rstd (and mean for layernorm)' },
-    output_dtype: { ...dtypeSchema, description: "dtype of output; default the input's dtype" },
-  };
+function opBody(tensor: Schema, op: OpName) {
+  const operation = OPERATIONS[op];
+  return { type: 'object', additionalProperties: false, required: [...operation.required], properties: operation.fields(tensor) };
 }
 
-function normBody(tensor: object, op: NormOp) {
-  return { type: 'object', additionalProperties: false, required: ['input'], properties: normFields(tensor, op) };
+/** every operation's fields in one item; a field whose default differs by operation loses its default */
+function mergedFields(tensor: Schema): Record<string, Schema> {
+  const merged: Record<string, Schema> = {};
+  for (const op of OP_NAMES) {
+    for (const [name, field] of Object.entries(OPERATIONS[op].fields(tensor))) {
+      const seen = merged[name];
+      if (seen === undefined) merged[name] = field;
+      else if (seen.default !== field.default) merged[name] = withoutKey(seen, 'default');
+    }
+  }
+  return merged;
 }
 
-function batchBody(tensor: object) {
+function withoutKey(schema: Schema, key: string): Schema {
+  return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== key));
+}
+
+function batchBody(tensor: Schema) {
   return {
     type: 'object',
     additionalProperties: false,
@@ -96,7 +87,7 @@ function batchBody(tensor: object) {
           type: 'object',
           additionalProperties: false,
           required: ['op', 'input'],
-          properties: { op: { type: 'string', enum: ['rmsnorm', 'layernorm'], description: 'the operation for this item' }, ...normFields(tensor, null) },
+          properties: { op: { type: 'string', enum: OP_NAMES, description: 'the operation for this item' }, ...mergedFields(tensor) },
         },
       },
     },
@@ -109,8 +100,8 @@ function byMediaType(json: object, msgpack: object) {
   return { content };
 }
 
-export function normBodySchema(op: NormOp) {
-  return byMediaType(normBody(jsonTensor, op), normBody(msgpackTensor, op));
+export function opBodySchema(op: OpName) {
+  return byMediaType(opBody(jsonTensor, op), opBody(msgpackTensor, op));
 }
 
 export function batchBodySchema() {

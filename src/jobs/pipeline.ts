@@ -1,0 +1,86 @@
+// the one pipeline every dialect feeds: check → allocate → run → encode. A dialect turns its wire form
+// into items (an operation, its body, the path that names its fields) and sends back what comes out.
+import { DTYPES } from '../codec/dtype.js';
+import type { Encoding } from '../codec/write-tensor.js';
+import type { Config } from '../config.js';
+import { serviceError } from '../errors.js';
+import type { WasmKernels } from '../kernels/wasm-kernels.js';
+import type { Lease } from '../memory/lease.js';
+import type { SlabPool } from '../memory/slab-pool.js';
+import type { Metrics } from '../metrics.js';
+import { OPERATIONS, type OpName } from '../ops/registry.js';
+import { TaskAborted, type NormPool } from '../pool/pool.js';
+import type { TaskFault } from '../pool/protocol.js';
+import { allocateJob, type Job } from './allocate.js';
+import type { Deadline } from './deadline.js';
+import { directPrefix, encodeResponse } from './response.js';
+import { runJobs } from './run.js';
+
+/** what the pipeline runs on: one per app, shared by the dialects */
+export interface Engine {
+  pool: NormPool;
+  slabs: SlabPool;
+  /** this thread's SIMD kernels: inline work and per-request preparation */
+  wasm: WasmKernels;
+  metrics: Metrics;
+  limits: Pick<Config, 'inlineMaxElements' | 'minTaskElements'>;
+}
+
+export interface PipelineItem {
+  op: OpName;
+  body: Record<string, unknown>;
+  /** '' for a single request, `requests[3].` inside a batch */
+  path: string;
+}
+
+export interface PipelineRequest {
+  items: PipelineItem[];
+  /** answer `{results: […]}` rather than one result */
+  batch: boolean;
+  /** JSON bodies cannot carry non-finite numbers except by overflow, which is then an error */
+  fromJson: boolean;
+  encoding: Encoding;
+  /** holds the request's slabs (its body's already) */
+  lease: Lease;
+  deadline: Deadline;
+  fault: TaskFault | null;
+}
+
+/** ms spent in each phase, for Server-Timing */
+export interface Timings { decode: number; queue: number; compute: number; encode: number }
+
+export async function runPipeline(engine: Engine, req: PipelineRequest): Promise<{ payload: Buffer | string; timings: Timings }> {
+  const started = performance.now();
+  // every item is checked before any memory is taken: an invalid batch computes nothing
+  const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
+  const jobs: Job[] = [];
+  for (const item of checked) {
+    const job = allocateJob(item, engine.slabs, engine.pool.workers, engine.wasm, directPrefix(item, req.encoding, req.batch));
+    // held at once, so a later item's 503 still gives this one back
+    req.lease.hold(job.slab);
+    jobs.push(job);
+  }
+  const runStarted = performance.now();
+  const run = runJobs(jobs, { ...engine, deadline: req.deadline, fault: req.fault });
+  let jobTimings;
+  try {
+    jobTimings = await run.result;
+  } catch (err) {
+    if (!(err instanceof TaskAborted)) throw err;
+    // answered now, but a started task may still read or write these slabs (the body's too)
+    req.lease.releaseAfter(run.settled);
+    throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
+  }
+  const runMs = performance.now() - runStarted;
+  for (const item of checked) {
+    engine.metrics.rows.inc({ op: item.op, dtype: item.input.dtype }, item.rows);
+    engine.metrics.bytes.inc({ op: item.op, dtype: item.input.dtype }, item.input.size * DTYPES[item.input.dtype].itemsize);
+  }
+  const queue = Math.max(0, ...jobTimings.map((t) => t.queueMs));
+  const encodeStarted = performance.now();
+  const payload = encodeResponse(jobs, req.encoding, req.batch);
+  return {
+    payload,
+    timings: { decode: runStarted - started, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted },
+  };
+}

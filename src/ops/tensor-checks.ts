@@ -1,0 +1,23 @@
+// checks shared by the operations: optional tensors of an expected shape, shape arithmetic.
+import { readTensor, type TensorIn, type WireTensor } from '../codec/read-tensor.js';
+import { serviceError } from '../errors.js';
+
+/** null when absent; else read and checked to have exactly `expected` as its shape */
+export function optionalTensor(wire: WireTensor | undefined, path: string, expected: number[], fromJson: boolean): TensorIn | null {
+  if (wire === undefined) return null;
+  const tensor = readTensor(wire, path, fromJson);
+  if (!sameShape(tensor.shape, expected)) {
+    throw serviceError('NORM_ERR_SHAPE_MISMATCH', `${path}.shape: [${tensor.shape.join(', ')}] must be [${expected.join(', ')}]`);
+  }
+  return tensor;
+}
+
+export function product(dims: readonly number[]): number {
+  let p = 1;
+  for (const d of dims) p *= d;
+  return p;
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
