@@ -67,7 +67,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     await app.register(underPressure, {
       maxEventLoopDelay: config.maxEventLoopDelayMs,
       pressureHandler: async (request) => {
-        if (request.url.startsWith('/v1/')) throw serviceError('NORM_ERR_OVERLOADED', 'the server is overloaded; retry later');
+        if (request.url.startsWith('/v1/')) throw serviceError('overloaded');
       },
     });
   }

@@ -1,43 +1,87 @@
-// every error the service answers with: one code, one status, one message template.
-// a test checks this table against the OpenAPI document.
+// every error the service answers with: one entry per message, each with its stable code, its message
+// template (util.format, as fastify's lib/errors.js) and its status. Messages start with the path of
+// the offending field or header. A test checks the codes against the OpenAPI document.
 import createError from '@fastify/error';
 
+const BAD = 400;
+
 export const errors = {
-  NORM_ERR_BODY_MALFORMED: createError('NORM_ERR_BODY_MALFORMED', '%s', 400),
-  NORM_ERR_FIELD_UNKNOWN: createError('NORM_ERR_FIELD_UNKNOWN', '%s', 400),
-  NORM_ERR_FIELD_MISSING: createError('NORM_ERR_FIELD_MISSING', '%s', 400),
-  NORM_ERR_FIELD_INVALID: createError('NORM_ERR_FIELD_INVALID', '%s', 400),
-  NORM_ERR_DTYPE_UNKNOWN: createError('NORM_ERR_DTYPE_UNKNOWN', '%s', 400),
-  NORM_ERR_DATA_INVALID: createError('NORM_ERR_DATA_INVALID', '%s', 400),
-  NORM_ERR_DATA_LENGTH: createError('NORM_ERR_DATA_LENGTH', '%s', 400),
-  NORM_ERR_AXIS_RANGE: createError('NORM_ERR_AXIS_RANGE', '%s', 400),
-  NORM_ERR_SHAPE_MISMATCH: createError('NORM_ERR_SHAPE_MISMATCH', '%s', 400),
-  NORM_ERR_EMPTY_ROW: createError('NORM_ERR_EMPTY_ROW', '%s', 400),
-  NORM_ERR_TIMEOUT_HEADER: createError('NORM_ERR_TIMEOUT_HEADER', '%s', 400),
-  NORM_ERR_UNAUTHORIZED: createError('NORM_ERR_UNAUTHORIZED', '%s', 401),
-  NORM_ERR_NOT_FOUND: createError('NORM_ERR_NOT_FOUND', '%s', 404),
-  NORM_ERR_NOT_ACCEPTABLE: createError('NORM_ERR_NOT_ACCEPTABLE', '%s', 406),
-  NORM_ERR_BODY_TOO_LARGE: createError('NORM_ERR_BODY_TOO_LARGE', '%s', 413),
-  NORM_ERR_MEDIA_TYPE: createError('NORM_ERR_MEDIA_TYPE', '%s', 415),
-  NORM_ERR_INTERNAL: createError('NORM_ERR_INTERNAL', '%s', 500),
-  NORM_ERR_WORKER_FAILED: createError('NORM_ERR_WORKER_FAILED', '%s', 500),
-  NORM_ERR_OVERLOADED: createError('NORM_ERR_OVERLOADED', '%s', 503),
-  NORM_ERR_SHUTTING_DOWN: createError('NORM_ERR_SHUTTING_DOWN', '%s', 503),
-  NORM_ERR_DEADLINE: createError('NORM_ERR_DEADLINE', '%s', 504),
+  // the body as a whole
+  bodyInvalid: createError('NORM_ERR_BODY_MALFORMED', 'body: %s', BAD),
+  bodyNotMsgpack: createError('NORM_ERR_BODY_MALFORMED', 'body: not valid msgpack (%s)', BAD),
+  bodyTooDeep: createError('NORM_ERR_BODY_MALFORMED', 'body: nested deeper than %d levels', BAD),
+  bodyC1: createError('NORM_ERR_BODY_MALFORMED', 'body: 0xc1 is not a msgpack value', BAD),
+  bodyKeyNotUtf8: createError('NORM_ERR_BODY_MALFORMED', 'body: a map key is not valid UTF-8', BAD),
+  bodyKeyType: createError('NORM_ERR_BODY_MALFORMED', 'body: map keys must be strings, got %s', BAD),
+  bodyLonger: createError('NORM_ERR_BODY_MALFORMED', 'body: longer than Content-Length', BAD),
+  bodyShorter: createError('NORM_ERR_BODY_MALFORMED', 'body: shorter than Content-Length', BAD),
+  bodyLengthMismatch: createError('NORM_ERR_BODY_MALFORMED', 'body: length does not match Content-Length', BAD),
+  bodyEmptyJson: createError('NORM_ERR_BODY_MALFORMED', 'body: empty JSON body', BAD),
+  // fields, by path
+  fieldUnknown: createError('NORM_ERR_FIELD_UNKNOWN', '%s: unknown field', BAD),
+  fieldMissing: createError('NORM_ERR_FIELD_MISSING', '%s: required field is missing', BAD),
+  dtypeRequired: createError('NORM_ERR_FIELD_MISSING', '%s.dtype: required when data is binary', BAD),
+  fieldType: createError('NORM_ERR_FIELD_INVALID', '%s: must be %s', BAD),
+  fieldNotOneOf: createError('NORM_ERR_FIELD_INVALID', '%s: must be one of %s', BAD),
+  fieldInvalid: createError('NORM_ERR_FIELD_INVALID', '%s: %s', BAD),
+  fieldUndefined: createError('NORM_ERR_FIELD_INVALID', '%s: undefined (msgpack extension type 0) is no value', BAD),
+  dtypeUnknown: createError('NORM_ERR_DTYPE_UNKNOWN', '%s: must be one of %s', BAD),
+  // tensor data
+  dataNotNumber: createError('NORM_ERR_DATA_INVALID', '%s: must be a number or one of "NaN", "Infinity", "-Infinity"', BAD),
+  dataOverflow: createError('NORM_ERR_DATA_INVALID', '%s: number overflows float64', BAD),
+  dataKind: createError('NORM_ERR_DATA_INVALID', '%s.data: must be binary or a list of numbers', BAD),
+  dataTypedArray: createError('NORM_ERR_DATA_INVALID', '%s.data: typed array %s is not accepted; send bytes or Float32Array/Float64Array', BAD),
+  dataExtensionDtype: createError('NORM_ERR_DATA_INVALID', '%s.data: a %s extension does not match dtype %s', BAD),
+  dataBytes: createError('NORM_ERR_DATA_LENGTH', '%s.data: %d bytes, but shape [%s] of %s needs %d', BAD),
+  dataCount: createError('NORM_ERR_DATA_LENGTH', '%s.data: %d %s, but shape [%s] needs %d', BAD),
+  // shapes and axes
+  axisRange: createError('NORM_ERR_AXIS_RANGE', '%s: %d is out of range for an input of rank %d (needs %d ≤ axis < %d)', BAD),
+  shapeMismatch: createError('NORM_ERR_SHAPE_MISMATCH', '%s.shape: [%s] must be [%s]', BAD),
+  dtypeMismatch: createError('NORM_ERR_SHAPE_MISMATCH', '%s.dtype: %s must match input.dtype %s', BAD),
+  emptyRow: createError('NORM_ERR_EMPTY_ROW', '%s: the normalized dimensions [%s] hold no elements', BAD),
+  // headers and routes
+  timeoutHeader: createError('NORM_ERR_TIMEOUT_HEADER', 'X-Request-Timeout-Ms: "%s" must be a whole number of milliseconds ≥ 1', BAD),
+  unauthorized: createError('NORM_ERR_UNAUTHORIZED', 'Authorization: a valid "Bearer <key>" is required', 401),
+  notFound: createError('NORM_ERR_NOT_FOUND', '%s %s: no such route', 404),
+  notAcceptable: createError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack', 406),
+  bodyTooLarge: createError('NORM_ERR_BODY_TOO_LARGE', 'body: larger than the byte limit', 413),
+  mediaType: createError('NORM_ERR_MEDIA_TYPE', 'Content-Type: %s; send application/json or application/msgpack', 415),
+  mediaTypeInvalid: createError('NORM_ERR_MEDIA_TYPE', 'Content-Type: must be application/json or application/msgpack', 415),
+  // the server
+  internal: createError('NORM_ERR_INTERNAL', 'internal error', 500),
+  workerFailed: createError('NORM_ERR_WORKER_FAILED', 'a worker thread failed: %s', 500),
+  taskFailed: createError('NORM_ERR_WORKER_FAILED', 'a worker task failed: %s', 500),
+  overloaded: createError('NORM_ERR_OVERLOADED', 'the server is overloaded; retry later', 503),
+  tooManyInFlight: createError('NORM_ERR_OVERLOADED', 'too many requests in flight; retry later', 503),
+  queueFull: createError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later', 503),
+  memoryExhausted: createError('NORM_ERR_OVERLOADED', 'shared tensor memory is exhausted; retry later', 503),
+  shuttingDown: createError('NORM_ERR_SHUTTING_DOWN', 'the server is shutting down; retry on another instance', 503),
+  deadline: createError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready', 504),
 } as const;
 
-export type ErrorCode = keyof typeof errors;
+export type ErrorName = keyof typeof errors;
+
+/** every code with its status: what clients see, and what the OpenAPI document lists */
+export const errorCodes: Readonly<Record<string, number>> = Object.freeze(Object.fromEntries(
+  Object.values(errors).map((make) => {
+    const sample = new make() as ServiceError;
+    return [sample.code, sample.statusCode];
+  }),
+));
+
+export type ErrorCode = string;
 
 export interface ServiceError extends Error {
   code: ErrorCode;
   statusCode: number;
 }
 
-export function serviceError(code: ErrorCode, message: string): ServiceError {
-  return new errors[code](message) as ServiceError;
+/** the error `name`, its template filled with `args` */
+export function serviceError(name: ErrorName, ...args: (string | number)[]): ServiceError {
+  return new errors[name](...args) as ServiceError;
 }
 
 export function isServiceError(err: unknown): err is ServiceError {
   const code = (err as { code?: unknown } | null)?.code;
-  return err instanceof Error && typeof code === 'string' && code in errors;
+  return err instanceof Error && typeof code === 'string' && code in errorCodes;
 }

@@ -29,20 +29,20 @@ export function readTensor(wire: WireTensor, path: string, fromJson: boolean): T
   if (data instanceof Float32Array || data instanceof Float64Array) {
     const typedDtype: Dtype = data instanceof Float32Array ? 'float32' : 'float64';
     if (wire.dtype !== undefined && wire.dtype !== typedDtype) {
-      throw serviceError('NORM_ERR_DATA_INVALID', `${path}.data: a ${data.constructor.name} extension does not match dtype ${String(wire.dtype)}`);
+      throw serviceError('dataExtensionDtype', path, data.constructor.name, String(wire.dtype));
     }
     checkLength(data.length, size, shape, path, 'elements');
     return { dtype: typedDtype, shape, size, source: { kind: 'typed', values: data } };
   }
   if (ArrayBuffer.isView(data) && !(data instanceof Uint8Array)) {
-    throw serviceError('NORM_ERR_DATA_INVALID', `${path}.data: typed array ${data.constructor.name} is not accepted; send bytes or Float32Array/Float64Array`);
+    throw serviceError('dataTypedArray', path, data.constructor.name);
   }
   if (data instanceof Uint8Array) {
-    if (wire.dtype === undefined) throw serviceError('NORM_ERR_FIELD_MISSING', `${path}.dtype: required when data is binary`);
+    if (wire.dtype === undefined) throw serviceError('dtypeRequired', path);
     const dtype = wire.dtype as Dtype;
     const itemsize = DTYPES[dtype].itemsize;
     if (data.byteLength !== size * itemsize) {
-      throw serviceError('NORM_ERR_DATA_LENGTH', `${path}.data: ${data.byteLength} bytes, but shape [${shape.join(', ')}] of ${dtype} needs ${size * itemsize}`);
+      throw serviceError('dataBytes', path, data.byteLength, shape.join(', '), dtype, size * itemsize);
     }
     return { dtype, shape, size, source: { kind: 'bytes', bytes: data } };
   }
@@ -51,12 +51,12 @@ export function readTensor(wire: WireTensor, path: string, fromJson: boolean): T
     checkList(data, path, fromJson);
     return { dtype: (wire.dtype as Dtype | undefined) ?? 'float32', shape, size, source: { kind: 'list', list: data } };
   }
-  throw serviceError('NORM_ERR_DATA_INVALID', `${path}.data: must be binary or a list of numbers`);
+  throw serviceError('dataKind', path);
 }
 
 function checkLength(length: number, size: number, shape: number[], path: string, unit: string): void {
   if (length !== size) {
-    throw serviceError('NORM_ERR_DATA_LENGTH', `${path}.data: ${length} ${unit}, but shape [${shape.join(', ')}] needs ${size}`);
+    throw serviceError('dataCount', path, length, unit, shape.join(', '), size);
   }
 }
 
@@ -65,9 +65,9 @@ function checkList(list: unknown[], path: string, fromJson: boolean): void {
     const v = list[i];
     if (typeof v === 'number') {
       // JSON can only produce a non-finite number by overflow (1e400); msgpack floats may be any IEEE value
-      if (fromJson && !Number.isFinite(v)) throw serviceError('NORM_ERR_DATA_INVALID', `${path}.data[${i}]: number overflows float64`);
+      if (fromJson && !Number.isFinite(v)) throw serviceError('dataOverflow', `${path}.data[${i}]`);
     } else if (typeof v !== 'string' || !(v in NON_FINITE)) {
-      throw serviceError('NORM_ERR_DATA_INVALID', `${path}.data[${i}]: must be a number or one of "NaN", "Infinity", "-Infinity"`);
+      throw serviceError('dataNotNumber', `${path}.data[${i}]`);
     }
   }
 }

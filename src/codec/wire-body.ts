@@ -22,9 +22,9 @@ export function normalizeMsgpackBody(value: unknown): unknown {
 
 /** `path` names the value in errors, as the messages do: `input.dtype`, `requests[1].eps` */
 function normalize(value: unknown, depth: number, path: string): unknown {
-  if (depth > MAX_DEPTH) throw serviceError('NORM_ERR_BODY_MALFORMED', `body: nested deeper than ${MAX_DEPTH} levels`);
+  if (depth > MAX_DEPTH) throw serviceError('bodyTooDeep', MAX_DEPTH);
   // msgpackr decodes the never-used byte 0xc1 to a marker object instead of failing
-  if (value === C1) throw serviceError('NORM_ERR_BODY_MALFORMED', 'body: 0xc1 is not a msgpack value');
+  if (value === C1) throw serviceError('bodyC1');
   if (value instanceof Map) return normalizeMap(value, depth, path);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -46,7 +46,7 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): 
     const key = keyString(rawKey);
     const field = path === '' ? key : `${path}.${key}`;
     // msgpackr reads extension type 0 as undefined: a field sent that way must not count as absent
-    if (rawValue === undefined) throw serviceError('NORM_ERR_FIELD_INVALID', `${field}: undefined (msgpack extension type 0) is no value`);
+    if (rawValue === undefined) throw serviceError('fieldUndefined', field);
     const value = normalize(rawValue, depth + 1, field);
     // a "__proto__" key must stay a plain (and then unknown) field, not set the prototype
     if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
@@ -63,10 +63,10 @@ function keyString(key: unknown): string {
     try {
       return utf8.decode(key);
     } catch {
-      throw serviceError('NORM_ERR_BODY_MALFORMED', 'body: a map key is not valid UTF-8');
+      throw serviceError('bodyKeyNotUtf8');
     }
   }
-  throw serviceError('NORM_ERR_BODY_MALFORMED', `body: map keys must be strings, got ${typeof key}`);
+  throw serviceError('bodyKeyType', typeof key);
 }
 
 function text(value: unknown): unknown {

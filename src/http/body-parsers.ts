@@ -35,7 +35,7 @@ export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, sla
       request.parseMs = performance.now() - started;
       return value;
     } catch (err) {
-      throw isServiceError(err) ? err : serviceError('NORM_ERR_BODY_MALFORMED', `body: not valid msgpack (${err instanceof Error ? err.message : String(err)})`);
+      throw isServiceError(err) ? err : serviceError('bodyNotMsgpack', err instanceof Error ? err.message : String(err));
     }
   });
 }

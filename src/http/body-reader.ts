@@ -5,11 +5,10 @@ import { serviceError } from '../errors.js';
 import type { Slab, SlabPool } from '../memory/slab-pool.js';
 
 const CHUNKED_START = 64 * 1024; // first guess for a body without Content-Length
-export const TOO_LARGE = 'body: larger than the byte limit';
 
 export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limit: number, slabs: SlabPool): Promise<{ slab: Slab; length: number }> {
   const declared = contentLength === undefined ? NaN : Number(contentLength);
-  if (declared > limit) return Promise.reject(serviceError('NORM_ERR_BODY_TOO_LARGE', TOO_LARGE));
+  if (declared > limit) return Promise.reject(serviceError('bodyTooLarge'));
   return new Promise((resolve, reject) => {
     let slab = slabs.acquire(Number.isNaN(declared) ? CHUNKED_START : Math.max(declared, 1));
     let bytes = new Uint8Array(slab.memory, slab.offset, slab.size);
@@ -25,12 +24,12 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
     };
     const onData = (chunk: Buffer) => {
       if (received + chunk.length > limit) {
-        finish(serviceError('NORM_ERR_BODY_TOO_LARGE', TOO_LARGE));
+        finish(serviceError('bodyTooLarge'));
         return;
       }
       if (received + chunk.length > bytes.length) {
         if (!Number.isNaN(declared)) {
-          finish(serviceError('NORM_ERR_BODY_MALFORMED', 'body: longer than Content-Length'));
+          finish(serviceError('bodyLonger'));
           return;
         }
         // chunked: grow by doubling, so the copies add up to less than one more body
@@ -46,13 +45,13 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
     };
     const onEnd = () => {
       if (!Number.isNaN(declared) && received !== declared) {
-        finish(serviceError('NORM_ERR_BODY_MALFORMED', 'body: shorter than Content-Length'));
+        finish(serviceError('bodyShorter'));
         return;
       }
       finish(null);
       resolve({ slab, length: received });
     };
-    const onError = (err: Error) => finish(serviceError('NORM_ERR_BODY_MALFORMED', `body: ${err.message}`));
+    const onError = (err: Error) => finish(serviceError('bodyInvalid', err.message));
     payload.on('data', onData);
     payload.on('end', onEnd);
     payload.on('error', onError);

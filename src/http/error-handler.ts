@@ -2,7 +2,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isServiceError, serviceError, type ServiceError } from '../errors.js';
-import { TOO_LARGE } from './body-reader.js';
 
 interface AjvError {
   keyword: string;
@@ -27,20 +26,20 @@ function fromValidation(error: AjvError): ServiceError {
   const { keyword, instancePath, params } = error;
   switch (keyword) {
     case 'additionalProperties':
-      return serviceError('NORM_ERR_FIELD_UNKNOWN', `${fieldPath(instancePath, String(params.additionalProperty))}: unknown field`);
+      return serviceError('fieldUnknown', fieldPath(instancePath, String(params.additionalProperty)));
     case 'required':
-      return serviceError('NORM_ERR_FIELD_MISSING', `${fieldPath(instancePath, String(params.missingProperty))}: required field is missing`);
+      return serviceError('fieldMissing', fieldPath(instancePath, String(params.missingProperty)));
     case 'anyOf':
-      return serviceError('NORM_ERR_DATA_INVALID', `${fieldPath(instancePath)}: must be a number or one of "NaN", "Infinity", "-Infinity"`);
+      return serviceError('dataNotNumber', fieldPath(instancePath));
     case 'enum': {
       const path = fieldPath(instancePath);
-      const code = /dtype$/.test(path) ? 'NORM_ERR_DTYPE_UNKNOWN' : 'NORM_ERR_FIELD_INVALID';
-      return serviceError(code, `${path}: must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+      const allowed = (params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+      return serviceError(/dtype$/.test(path) ? 'dtypeUnknown' : 'fieldNotOneOf', path, allowed);
     }
     case 'type':
-      return serviceError('NORM_ERR_FIELD_INVALID', `${fieldPath(instancePath)}: must be ${String(params.type)}`);
+      return serviceError('fieldType', fieldPath(instancePath), String(params.type));
     default:
-      return serviceError('NORM_ERR_FIELD_INVALID', `${fieldPath(instancePath)}: ${error.message ?? 'is invalid'}`);
+      return serviceError('fieldInvalid', fieldPath(instancePath), error.message ?? 'is invalid');
   }
 }
 
@@ -48,18 +47,18 @@ function fromValidation(error: AjvError): ServiceError {
 function fromFastify(error: FastifyError): ServiceError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return serviceError('NORM_ERR_BODY_TOO_LARGE', TOO_LARGE);
+      return serviceError('bodyTooLarge');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return serviceError('NORM_ERR_MEDIA_TYPE', 'Content-Type: must be application/json or application/msgpack');
+      return serviceError('mediaTypeInvalid');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return serviceError('NORM_ERR_BODY_MALFORMED', 'body: empty JSON body');
+      return serviceError('bodyEmptyJson');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return serviceError('NORM_ERR_BODY_MALFORMED', 'body: length does not match Content-Length');
+      return serviceError('bodyLengthMismatch');
     default:
       if (error.statusCode === 400 || error instanceof SyntaxError) {
-        return serviceError('NORM_ERR_BODY_MALFORMED', `body: ${error.message}`);
+        return serviceError('bodyInvalid', error.message);
       }
-      return serviceError('NORM_ERR_INTERNAL', 'internal error');
+      return serviceError('internal');
   }
 }
 
@@ -89,5 +88,5 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(reply, mapped);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, serviceError('NORM_ERR_NOT_FOUND', `${request.method} ${request.url.split('?')[0]}: no such route`)));
+    sendError(reply, serviceError('notFound', request.method, request.url.split('?')[0])));
 }

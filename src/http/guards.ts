@@ -49,7 +49,7 @@ export function createAuthHook(apiKeys: readonly string[]) {
     const given = digest(match ? match[1] : '');
     let ok = false;
     for (const key of keys) ok = timingSafeEqual(key, given) || ok;
-    if (!ok || match === null) throw serviceError('NORM_ERR_UNAUTHORIZED', 'Authorization: a valid "Bearer <key>" is required');
+    if (!ok || match === null) throw serviceError('unauthorized');
   };
 }
 
@@ -59,7 +59,7 @@ function timeoutFor(request: FastifyRequest, defaultMs: number): number {
   if (header === undefined) return defaultMs;
   const value = Array.isArray(header) ? header.join(',') : header;
   if (!/^\d+$/.test(value) || Number(value) < 1) {
-    request.timeoutHeaderError = serviceError('NORM_ERR_TIMEOUT_HEADER', `X-Request-Timeout-Ms: "${value.slice(0, 32)}" must be a whole number of milliseconds ≥ 1`);
+    request.timeoutHeaderError = serviceError('timeoutHeader', value.slice(0, 32));
     return defaultMs;
   }
   return Math.min(Number(value), defaultMs);
@@ -69,8 +69,8 @@ export function createAdmissionHook(config: Pick<Config, 'requestTimeoutMs' | 'm
   // each admitted request holds at most one body and its shared memory: this bounds memory
   const maxInFlight = config.maxQueue + config.workers;
   return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
-    if (state.draining) return done(serviceError('NORM_ERR_SHUTTING_DOWN', 'the server is shutting down; retry on another instance'));
-    if (state.inFlight >= maxInFlight) return done(serviceError('NORM_ERR_OVERLOADED', 'too many requests in flight; retry later'));
+    if (state.draining) return done(serviceError('shuttingDown'));
+    if (state.inFlight >= maxInFlight) return done(serviceError('tooManyInFlight'));
     state.inFlight++;
     const deadline = new Deadline();
     const timer = setTimeout(() => deadline.abort(), timeoutFor(request, config.requestTimeoutMs));

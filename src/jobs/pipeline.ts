@@ -69,7 +69,7 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
     if (!(err instanceof TaskAborted)) throw err;
     // answered now, but a started task may still read or write these slabs (the body's too)
     req.lease.releaseAfter(run.settled);
-    throw serviceError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready');
+    throw serviceError('deadline');
   }
   const runMs = performance.now() - runStarted;
   for (const item of checked) {

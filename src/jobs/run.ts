@@ -124,7 +124,7 @@ async function runOnPool(task: NormTask, signal: AbortSignal, ctx: RunContext, s
 function record(metrics: Metrics, submittedAt: number, result: TaskResult): Done {
   if (!result.ok) {
     metrics.tasks.inc({ outcome: 'failed' });
-    throw serviceError(result.code, result.message);
+    throw serviceError('taskFailed', result.message);
   }
   if (result.skipped) {
     metrics.tasks.inc({ outcome: 'aborted' });

@@ -54,7 +54,7 @@ export function createSlabPool(maxBytes: number): SlabPool {
         if (end > have) {
           const pages = Math.ceil((end - have) / PAGE);
           if (have / PAGE + pages > maximum) {
-            throw serviceError('NORM_ERR_OVERLOADED', 'shared tensor memory is exhausted; retry later');
+            throw serviceError('memoryExhausted');
           }
           memory.grow(pages);
         }

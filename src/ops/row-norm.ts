@@ -92,20 +92,20 @@ function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, from
   const rank = input.shape.length;
   const axisValue = body.axis ?? DEFAULT_AXIS;
   if (axisValue < -rank || axisValue >= rank) {
-    throw serviceError('NORM_ERR_AXIS_RANGE', `${prefix}axis: ${axisValue} is out of range for an input of rank ${rank} (needs ${-rank} ≤ axis < ${rank})`);
+    throw serviceError('axisRange', `${prefix}axis`, axisValue, rank, -rank, rank);
   }
   const axis = axisValue < 0 ? axisValue + rank : axisValue;
   const rowShape = input.shape.slice(0, axis);
   const normShape = input.shape.slice(axis);
   const n = product(normShape);
   if (n === 0) {
-    throw serviceError('NORM_ERR_EMPTY_ROW', `${prefix}input.shape: the normalized dimensions [${normShape.join(', ')}] hold no elements`);
+    throw serviceError('emptyRow', `${prefix}input.shape`, normShape.join(', '));
   }
   const weight = optionalTensor(body.weight, `${prefix}weight`, normShape, fromJson);
   const bias = optionalTensor(body.bias, `${prefix}bias`, normShape, fromJson);
   const residual = optionalTensor(body.residual, `${prefix}residual`, input.shape, fromJson);
   if (residual !== null && residual.dtype !== input.dtype) {
-    throw serviceError('NORM_ERR_SHAPE_MISMATCH', `${prefix}residual.dtype: ${residual.dtype} must match input.dtype ${input.dtype}`);
+    throw serviceError('dtypeMismatch', `${prefix}residual`, residual.dtype, input.dtype);
   }
   return {
     op: spec.name,

@@ -7,7 +7,7 @@ export function optionalTensor(wire: WireTensor | undefined, path: string, expec
   if (wire === undefined) return null;
   const tensor = readTensor(wire, path, fromJson);
   if (!sameShape(tensor.shape, expected)) {
-    throw serviceError('NORM_ERR_SHAPE_MISMATCH', `${path}.shape: [${tensor.shape.join(', ')}] must be [${expected.join(', ')}]`);
+    throw serviceError('shapeMismatch', path, tensor.shape.join(', '), expected.join(', '));
   }
   return tensor;
 }

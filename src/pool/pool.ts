@@ -40,7 +40,7 @@ export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, memory:
     async run(task, signal) {
       // piscina's maxQueue does not count tasks that carry a signal
       if (piscina.queueSize >= config.maxQueue) {
-        throw serviceError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later');
+        throw serviceError('queueFull');
       }
       try {
         // the caller aborts only tasks that have not started (NormTask.cancel), so piscina removes
@@ -49,9 +49,9 @@ export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, memory:
       } catch (err) {
         if (signal.aborted) return { ok: true, startedAt: 0, finishedAt: 0, skipped: true };
         if (err instanceof Error && err.message === 'Task queue is at limit') {
-          throw serviceError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later');
+          throw serviceError('queueFull');
         }
-        throw serviceError('NORM_ERR_WORKER_FAILED', `a worker thread failed: ${err instanceof Error ? err.message : String(err)}`);
+        throw serviceError('workerFailed', err instanceof Error ? err.message : String(err));
       }
     },
     async close() {

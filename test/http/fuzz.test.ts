@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { errors } from '../../src/errors.js';
+import { errorCodes } from '../../src/errors.js';
 import { okBody, pack, packTyped, STATUS_TEXT, useFreshApp, type Response } from '../helpers/http.js';
 import { expectClose, reference } from '../helpers/reference.js';
 import { bytesOf, valuesOf } from '../helpers/tensors.js';
@@ -13,7 +13,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);
 const ROUTES = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batch'] as const;
 type Route = (typeof ROUTES)[number];
 type Encoding = 'json' | 'msgpack';
-const CODES = new Set(Object.keys(errors));
+const CODES = new Set(Object.keys(errorCodes));
 const CONTENT_TYPE: Record<Encoding, string> = { json: 'application/json', msgpack: 'application/msgpack' };
 
 const ctx = useFreshApp();

@@ -66,7 +66,12 @@ describe('openapi/openapi.json', () => {
 });
 
 describe('the error table of src/errors.ts and the document', () => {
-  const table = new Map(Object.entries(errors).map(([code, make]) => [code, new make('').statusCode as number]));
+  const entries = Object.values(errors).map((make) => new make() as { code: string; statusCode: number });
+  const table = new Map(entries.map(({ code, statusCode }) => [code, statusCode]));
+
+  it('every code answers with one status, whichever of its messages is sent', () => {
+    expect(entries.filter(({ code, statusCode }) => table.get(code) !== statusCode)).toEqual([]);
+  });
   /** code → status, from the Error<status> schemas; a code listed twice keeps the status 0 */
   const documented = new Map<string, number>();
   for (const [name, schema] of Object.entries(document.components.schemas as Record<string, any>)) {

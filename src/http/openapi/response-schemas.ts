@@ -3,7 +3,7 @@
 // a schema with a `title` becomes a named component of the document (see tidy.ts).
 import { STATUS_CODES } from 'node:http';
 import { DTYPE_NAMES } from '../../codec/dtype.js';
-import { errors, type ErrorCode } from '../../errors.js';
+import { errorCodes } from '../../errors.js';
 import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
 import { errorExamples, responseExamples } from './examples.js';
 import { JSON_TYPE, MSGPACK_TYPES } from '../media-types.js';
@@ -80,8 +80,8 @@ function batchResponse(title: string, tensor: object) {
 }
 
 /** the codes of the error table that answer with `status` */
-export function codesFor(status: number): ErrorCode[] {
-  return (Object.keys(errors) as ErrorCode[]).filter((code) => new errors[code]('').statusCode === status);
+export function codesFor(status: number): string[] {
+  return Object.keys(errorCodes).filter((code) => errorCodes[code] === status);
 }
 
 /** exactly the body the error handler sends: fast-json-stringify writes these four fields in this order */

@@ -26,11 +26,11 @@ function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (e
   const requestType = essence(request.headers['content-type']);
   const requestEncoding = encodingOf(requestType);
   if (requestType === undefined || requestEncoding === undefined) {
-    return done(serviceError('NORM_ERR_MEDIA_TYPE', `Content-Type: ${requestType ?? 'missing'}; send application/json or application/msgpack`));
+    return done(serviceError('mediaType', requestType ?? 'missing'));
   }
   const responseType = negotiate(request.headers.accept, requestType);
   if (responseType === undefined) {
-    return done(serviceError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack'));
+    return done(serviceError('notAcceptable'));
   }
   request.negotiated = { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
   done();
