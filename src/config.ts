@@ -61,47 +61,73 @@ export const defaults: Readonly<Config> = Object.freeze({
   faultInjection: false,
 });
 
-const envSchemaDefinition = {
-  type: 'object',
-  properties: {
-    PORT: { type: 'integer', minimum: 0, maximum: 65535 },
-    HOST: { type: 'string', minLength: 1 },
-    WORKERS: { type: 'integer', minimum: 1, maximum: 256 },
-    MAX_BODY_BYTES: { type: 'integer', minimum: 1 },
-    MAX_QUEUE: { type: 'integer', minimum: 1 },
-    REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1 },
-    API_KEYS: { type: 'string' },
-    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
-    INLINE_MAX_ELEMENTS: { type: 'integer', minimum: 0 },
-    MIN_TASK_ELEMENTS: { type: 'integer', minimum: 1 },
-    MAX_EVENT_LOOP_DELAY_MS: { type: 'integer', minimum: 0 },
-  },
-} as const;
+/** every setting's schema, under its option name; the environment variable of each is in ENV_NAMES */
+const optionProperties = {
+  port: { type: 'integer', minimum: 0, maximum: 65535 },
+  host: { type: 'string', minLength: 1 },
+  workers: { type: 'integer', minimum: 1, maximum: 256 },
+  maxBodyBytes: { type: 'integer', minimum: 1 },
+  maxQueue: { type: 'integer', minimum: 1 },
+  requestTimeoutMs: { type: 'integer', minimum: 1 },
+  apiKeys: { type: 'array', items: { type: 'string', minLength: 1 } },
+  logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+  inlineMaxElements: { type: 'integer', minimum: 0 },
+  minTaskElements: { type: 'integer', minimum: 1 },
+  maxEventLoopDelayMs: { type: 'integer', minimum: 0 },
+  faultInjection: { type: 'boolean' },
+} as const satisfies Record<keyof Config, object>;
 
-interface RawEnv {
-  PORT?: number; HOST?: string; WORKERS?: number; MAX_BODY_BYTES?: number; MAX_QUEUE?: number;
-  REQUEST_TIMEOUT_MS?: number; API_KEYS?: string; LOG_LEVEL?: string;
-  INLINE_MAX_ELEMENTS?: number; MIN_TASK_ELEMENTS?: number; MAX_EVENT_LOOP_DELAY_MS?: number;
-}
+/** the environment variable of each option; tests-only options have none */
+const ENV_NAMES: Readonly<Partial<Record<keyof Config, string>>> = {
+  port: 'PORT', host: 'HOST', workers: 'WORKERS', maxBodyBytes: 'MAX_BODY_BYTES', maxQueue: 'MAX_QUEUE',
+  requestTimeoutMs: 'REQUEST_TIMEOUT_MS', apiKeys: 'API_KEYS', logLevel: 'LOG_LEVEL',
+  inlineMaxElements: 'INLINE_MAX_ELEMENTS', minTaskElements: 'MIN_TASK_ELEMENTS', maxEventLoopDelayMs: 'MAX_EVENT_LOOP_DELAY_MS',
+};
+
+/** the same schemas under the variables' names; API_KEYS is comma-separated text there */
+const envProperties = Object.fromEntries(
+  Object.entries(ENV_NAMES).map(([option, name]) => [name, option === 'apiKeys' ? { type: 'string' } : optionProperties[option as keyof Config]]),
+);
 
 /** reads and validates the environment once at start-up; throws naming the bad variable */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   // env-schema reads process.env unless given data; pass only the variables we know
-  const raw = envSchema<RawEnv>({ schema: envSchemaDefinition, data: { ...env }, dotenv: false });
-  return resolveConfig({
-    port: raw.PORT, host: raw.HOST, workers: raw.WORKERS, maxBodyBytes: raw.MAX_BODY_BYTES,
-    maxQueue: raw.MAX_QUEUE, requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
-    apiKeys: raw.API_KEYS?.split(',').map((k) => k.trim()).filter((k) => k.length > 0),
-    logLevel: raw.LOG_LEVEL, inlineMaxElements: raw.INLINE_MAX_ELEMENTS, minTaskElements: raw.MIN_TASK_ELEMENTS,
-    maxEventLoopDelayMs: raw.MAX_EVENT_LOOP_DELAY_MS,
-  });
+  const raw = envSchema<Record<string, unknown>>({ schema: { type: 'object', properties: envProperties }, data: { ...env }, dotenv: false });
+  const options: Partial<Record<keyof Config, unknown>> = {};
+  for (const [option, name] of Object.entries(ENV_NAMES) as [keyof Config, string][]) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    options[option] = option === 'apiKeys' ? String(value).split(',').map((k) => k.trim()).filter((k) => k.length > 0) : value;
+  }
+  return resolveConfig(options as Partial<Config>);
 }
 
-/** fills unset fields from the defaults; what tests and buildApp take */
+/**
+ * fills unset fields from the defaults; what tests and buildApp take. Checked against the same
+ * schemas as the environment, with nothing coerced: throws naming the bad option.
+ */
 export function resolveConfig(partial: Partial<Config> = {}): Readonly<Config> {
-  const merged: Config = { ...defaults };
-  for (const [key, value] of Object.entries(partial) as [keyof Config, never][]) {
-    if (value !== undefined) merged[key] = value;
+  const given = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
+  try {
+    envSchema({
+      schema: { type: 'object', properties: optionProperties },
+      data: given,
+      env: false, // the options alone, not process.env
+      dotenv: false,
+      // an object of ajv options is documented (README, "customOptions"); the types know only the function form
+      ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false } } as never,
+    });
+  } catch (err) {
+    const problems = ((err as { errors?: AjvProblem[] }).errors ?? []).map(describeProblem);
+    throw new Error(`buildApp options: ${problems.length > 0 ? problems.join('; ') : (err as Error).message}`);
   }
-  return Object.freeze(merged);
+  return Object.freeze({ ...defaults, ...given } as Config);
+}
+
+interface AjvProblem { instancePath: string; message?: string; params: { additionalProperty?: string } }
+
+/** `/workers must be >= 1` → `workers: must be >= 1`; an unknown option is named */
+function describeProblem(problem: AjvProblem): string {
+  if (problem.params.additionalProperty !== undefined) return `${problem.params.additionalProperty}: unknown option`;
+  return `${problem.instancePath.slice(1).replaceAll('/', '.')}: ${problem.message ?? 'is invalid'}`;
 }
