@@ -220,7 +220,7 @@ async function benchPool(s: [number, number]): Promise<PoolFigures[]> {
     const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
     const wasm = loadWasmKernels(slabs.memory); // the main thread's copy, as buildApp makes it
     const ctx: RunContext = {
-      pool, wasm, metrics: createMetrics(pool), fault: null, deadline: new Deadline(),
+      pool, wasm, metrics: createMetrics(pool, slabs), fault: null, deadline: new Deadline(),
       limits: { inlineMaxElements: defaults.inlineMaxElements, minTaskElements: defaults.minTaskElements },
     };
     return { workers, slabs, pool, wasm, ctx };

@@ -22,6 +22,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** drain state, shared with the entry point's signal handling */
     service: ServiceState;
+    /** with faultInjection: where tasks with the `block` fault wait (pool/protocol.ts); else null */
+    faultGate: Int32Array | null;
   }
 }
 
@@ -49,8 +51,10 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   app.decorate('service', state);
   const slabs = createSlabPool(TENSOR_MEMORY_BYTES);
   const wasm = loadWasmKernels(slabs.memory); // this thread's copy: inline work and per-request prep
-  const pool = createPool(config, slabs.memory, (err) => app.log.error({ err }, 'worker pool error'));
-  const metrics = createMetrics(pool);
+  const faultGate = config.faultInjection ? new Int32Array(new SharedArrayBuffer(8)) : null;
+  app.decorate('faultGate', faultGate);
+  const pool = createPool(config, slabs.memory, (err) => app.log.error({ err }, 'worker pool error'), faultGate);
+  const metrics = createMetrics(pool, slabs);
   pool.piscina.on('workerDestroy', () => {
     if (!pool.closing) metrics.workerRestarts.inc();
   });

@@ -1,5 +1,6 @@
 // the Prometheus metrics of one app instance (its own registry, so tests can build many apps).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { SlabPool } from './memory/slab-pool.js';
 import type { NormPool } from './pool/pool.js';
 
 export interface Metrics {
@@ -16,7 +17,7 @@ export interface Metrics {
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createMetrics(pool: NormPool): Metrics {
+export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
   const registers = [registry];
@@ -31,6 +32,14 @@ export function createMetrics(pool: NormPool): Metrics {
   new Gauge({
     name: 'norm_pool_workers', help: 'live worker threads', registers,
     collect() { this.set(pool.piscina.threads.length); },
+  });
+  new Gauge({
+    name: 'norm_tensor_memory_in_use_bytes', help: 'shared tensor memory held by requests', registers,
+    collect() { this.set(slabs.inUseBytes); },
+  });
+  new Gauge({
+    name: 'norm_tensor_memory_reserved_bytes', help: 'shared tensor memory reserved: in use or kept for reuse', registers,
+    collect() { this.set(slabs.reservedBytes); },
   });
   return {
     registry,

@@ -27,6 +27,7 @@ const lingering = new WeakSet<Socket>();
 function lingeringClose(socket: Socket): void {
   if (lingering.has(socket)) return;
   lingering.add(socket);
+  app.log.info({ remotePort: socket.remotePort }, 'lingering until the client closes');
   socket.end(); // the client's FIN then destroys it (autoDestroy)
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }

@@ -14,13 +14,17 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
   return new (type as Float32ArrayConstructor)(region.memory, region.byteOffset, region.length) as InstanceType<T>;
 }
 
-/** `wasm`: the SIMD kernels over the shared memory every region lives in, when this thread has them */
-export function executeTask(task: NormTask, wasm: WasmKernels | null): TaskResult {
+/**
+ * `wasm`: the SIMD kernels over the shared memory every region lives in, when this thread has them;
+ * `onStarted`: called once the task has claimed its flag (tests block there)
+ */
+export function executeTask(task: NormTask, wasm: WasmKernels | null, onStarted: (() => void) | null = null): TaskResult {
   const startedAt = performance.timeOrigin + performance.now();
   const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
   if (Atomics.compareExchange(flags, task.slot, QUEUED, STARTED) !== QUEUED) {
     return { ok: true, startedAt, finishedAt: startedAt, skipped: true };
   }
+  onStarted?.();
   try {
     const { n, rowStart, rowEnd, inputDtype } = task;
     if (task.prepared !== null && wasm !== null && task.xSource === null && task.residual === null) {

@@ -24,6 +24,8 @@ export interface SlabPool {
   release(slab: Slab): void;
   /** bytes of the memory handed out or cached */
   readonly reservedBytes: number;
+  /** bytes of the slabs handed out and not yet given back */
+  readonly inUseBytes: number;
 }
 
 function sizeClass(bytes: number): number {
@@ -41,6 +43,7 @@ export function createSlabPool(maxBytes: number): SlabPool {
   // bump pointer: everything below was handed out at least once; offset 0 stays unused because
   // the wasm kernels read a null pointer as 0
   let top = MIN_CLASS;
+  let inUse = 0;
   return {
     memory,
     acquire(bytes) {
@@ -60,15 +63,20 @@ export function createSlabPool(maxBytes: number): SlabPool {
         }
         top = end;
       }
+      inUse += size;
       return { memory: memory.buffer as unknown as SharedArrayBuffer, offset, size };
     },
     release(slab) {
       let list = free.get(slab.size);
       if (list === undefined) free.set(slab.size, (list = []));
       list.push(slab.offset);
+      inUse -= slab.size;
     },
     get reservedBytes() {
       return top;
+    },
+    get inUseBytes() {
+      return inUse;
     },
   };
 }

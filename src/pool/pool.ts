@@ -20,15 +20,20 @@ export interface NormPool {
   close(): Promise<void>;
 }
 
-/** `memory`: the shared memory the slabs come from; each worker runs the wasm kernels over it */
-export function createPool(config: Pick<Config, 'workers' | 'maxQueue'>, memory: WebAssembly.Memory, log: (err: Error) => void): NormPool {
+/**
+ * `memory`: the shared memory the slabs come from; each worker runs the wasm kernels over it.
+ * `faultGate`: the tests' gate for blocked tasks (protocol.ts), null in service
+ */
+export function createPool(
+  config: Pick<Config, 'workers' | 'maxQueue'>, memory: WebAssembly.Memory, log: (err: Error) => void, faultGate: Int32Array | null = null,
+): NormPool {
   const piscina = new Piscina({
     filename: WORKER_FILE,
     minThreads: config.workers,
     maxThreads: config.workers,
     maxQueue: config.maxQueue,
     idleTimeout: Number.MAX_SAFE_INTEGER, // keep warm threads: start-up costs more than idle memory
-    workerData: { memory },
+    workerData: { memory, faultGate },
   });
   // a worker that dies with no task is reported here; unhandled, it would take the process down
   piscina.on('error', log);

@@ -56,7 +56,13 @@ export interface NormTask {
   fault: TaskFault | null;
 }
 
-export type TaskFault = { kind: 'crash' } | { kind: 'sleep'; ms: number };
+/** `crash`: the worker exits; `block`: the task claims its flag, then waits until the test opens the gate */
+export type TaskFault = { kind: 'crash' } | { kind: 'block' };
+
+/** slots of the fault gate, a shared Int32Array the tests hold (app.faultGate): the number of blocked
+ *  tasks that have claimed their flag, and whether the gate is open (0 closed, 1 open) */
+export const GATE_BLOCKED = 0;
+export const GATE_OPEN = 1;
 
 /** workers answer with data, never by throwing: thrown errors lose their fields crossing threads */
 export type TaskResult =

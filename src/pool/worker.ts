@@ -2,14 +2,21 @@
 import { workerData } from 'node:worker_threads';
 import { loadWasmKernels } from '../kernels/wasm-kernels.js';
 import { executeTask } from '../kernels/execute-task.js';
-import type { NormTask, TaskResult } from './protocol.js';
+import { GATE_BLOCKED, GATE_OPEN, type NormTask, type TaskResult } from './protocol.js';
 
+const data = workerData as { memory: WebAssembly.Memory; faultGate: Int32Array | null };
 // the shared memory every request slab is carved from (see memory/slab-pool.ts)
-const wasm = loadWasmKernels((workerData as { memory: WebAssembly.Memory }).memory);
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
+const wasm = loadWasmKernels(data.memory);
+
+/** a started task (its flag claimed) that waits for the test to open the gate */
+function blockAtGate(): void {
+  const gate = data.faultGate!;
+  Atomics.add(gate, GATE_BLOCKED, 1);
+  Atomics.notify(gate, GATE_BLOCKED);
+  while (Atomics.load(gate, GATE_OPEN) === 0) Atomics.wait(gate, GATE_OPEN, 0);
+}
 
 export default function runTask(task: NormTask): TaskResult {
   if (task.fault?.kind === 'crash') process.exit(1); // ends this thread only: the pool replaces it
-  if (task.fault?.kind === 'sleep') Atomics.wait(sleeper, 0, 0, task.fault.ms);
-  return executeTask(task, wasm);
+  return executeTask(task, wasm, task.fault?.kind === 'block' ? blockAtGate : null);
 }

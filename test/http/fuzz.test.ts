@@ -181,15 +181,14 @@ describe('fuzz: every answer is a coded 4xx, never a 5xx', () => {
     await expectStillServing(ctx.app);
   });
 
-  it('msgpack structured-clone pointers (a 30-level DAG in 300 bytes) are refused quickly', async () => {
+  it('msgpack structured-clone pointers (a 30-level DAG in 300 bytes) are refused, not walked', async () => {
     // each level is [x, x] with x the level below: the decoded value has 2^30 paths
     const ext = (type: number, id: number) => Buffer.from([0xd6, type, id >>> 24, (id >>> 16) & 255, (id >>> 8) & 255, id & 255]);
     let dag = Buffer.from([0x92, 0x01, 0x02]);
     for (let k = 1; k <= 30; k++) dag = Buffer.concat([Buffer.from([0x92]), ext(0x69, k), dag, ext(0x70, k)]);
     const payload = Buffer.concat([Buffer.from([0x82]), pack('input'), pack({ dtype: 'float32', shape: [1], data: [1] }), pack('eps'), dag]);
-    const started = performance.now();
+    // a walk of its 2^30 paths would not end within the test's timeout
     for (const r of ROUTES) checkAnswer(await send(ctx.app, { route: r, encoding: 'msgpack', payload }));
-    expect(performance.now() - started).toBeLessThan(5000);
     await expectStillServing(ctx.app);
   });
 

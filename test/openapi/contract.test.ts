@@ -4,6 +4,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { closeApp } from '../helpers/fault-gate.js';
 import type { Config } from '../../src/config.js';
 import { requestExamples, responseExamples, errorExamples } from '../../src/http/openapi/examples.js';
 import { API_KEY, corpus, type AppName, type Probe } from './corpus.js';
@@ -34,7 +35,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await Promise.all(Object.values(apps).map((app) => app.close()));
+  await Promise.all(Object.values(apps).map(closeApp));
 });
 
 async function send(probe: Pick<Probe, 'app' | 'method' | 'url' | 'headers' | 'payload'>) {

@@ -111,7 +111,7 @@ function guardedProbes(url: string, body: unknown): Probe[] {
     post('guarded', url, 'JSON body over the 4 KiB limit', json(big, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
     post('guarded', url, 'msgpack body over the 4 KiB limit', msgpack({ ...big, pad: Buffer.alloc(8192) }, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
     post('guarded', url, 'a worker that crashes', json(body, { ...AUTH, 'x-test-fault': 'crash-worker' }), 500, 'NORM_ERR_WORKER_FAILED'),
-    post('guarded', url, 'a deadline of 20 ms on 300 ms of work', json(body, { ...AUTH, 'x-test-fault': 'sleep-300', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
+    post('guarded', url, 'a deadline of 20 ms on blocked work', json(body, { ...AUTH, 'x-test-fault': 'block', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
     post('draining', url, 'while draining', msgpack(body), 503, 'NORM_ERR_SHUTTING_DOWN'),
   ];
 }

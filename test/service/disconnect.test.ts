@@ -2,15 +2,16 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { afterEach, expect, it } from 'vitest';
-import { buildReadyApp, metricValue, waitFor } from './helpers.js';
+import { afterEach, expect, it, vi } from 'vitest';
+import { closeApp, faultGate } from '../helpers/fault-gate.js';
+import { buildReadyApp, metricValue } from './helpers.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const BODY = JSON.stringify({ input: { shape: [4, 8], data: Array.from({ length: 32 }, (_, i) => i - 16) } });
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
-  await app?.close();
+  await closeApp(app);
   app = undefined;
 });
 
@@ -21,9 +22,11 @@ it('a disconnect drops the queued task; the work ahead of it still finishes', as
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
 
-  const slow = app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, 'x-test-fault': 'sleep-400' }, payload: BODY });
-  // admitted in-process, so submitted before the socket request below is even parsed
-  await waitFor('the slow request to be admitted', () => app!.service.inFlight === 1);
+  const gate = faultGate(app);
+  const slow = app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, 'x-test-fault': 'block' }, payload: BODY });
+  let slowDone = false;
+  void slow.then(() => (slowDone = true));
+  await gate.blocked(1);
 
   const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/rmsnorm', agent: false, headers: JSON_TYPE });
   const closed = new Promise<string>((resolve) => {
@@ -31,14 +34,16 @@ it('a disconnect drops the queued task; the work ahead of it still finishes', as
     req.on('response', (res) => resolve(`answered ${res.statusCode}`));
   });
   req.end(BODY);
-  await waitFor('the second task to queue', async () => (await metric('norm_pool_queue_depth')) === 1);
+  await vi.waitFor(async () => expect(await metric('norm_pool_queue_depth')).toBe(1));
   req.destroy();
   expect(await closed).toBe('ECONNRESET');
 
-  // dropped from the queue as soon as the server sees the socket close, long before the slow task ends
-  await waitFor('the dropped task to be counted', async () => (await metric('norm_tasks_total', { outcome: 'aborted' })) === 1, 300);
+  // dropped from the queue as soon as the server sees the socket close, while the work ahead is still blocked
+  await vi.waitFor(async () => expect(await metric('norm_tasks_total', { outcome: 'aborted' })).toBe(1));
   expect(await metric('norm_pool_queue_depth')).toBe(0);
+  expect(slowDone).toBe(false);
 
+  gate.open();
   expect((await slow).statusCode).toBe(200);
   expect(await metric('norm_tasks_total', { outcome: 'ok' })).toBe(1);
   expect(await metric('norm_task_run_seconds_count')).toBe(1);

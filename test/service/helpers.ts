@@ -1,11 +1,12 @@
-// shared by the operations tests: request bodies, a float64 reference, Prometheus text,
-// and a real server process (spawned, found through /proc, killed by its pid).
+// shared by the service tests: request bodies, a float64 reference, Prometheus text,
+// and a real server process (spawned, found through its log, killed by its pid).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Packr, Unpackr } from 'msgpackr';
+import { vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 
@@ -118,23 +119,22 @@ export function sampleValue(samples: Sample[], name: string, labels: Record<stri
  * requests as overload (src/server.ts waits that out before listening; an in-process app does not).
  * These tests are about other things; overload is tested on the real server.
  */
-export async function buildReadyApp(options: Partial<Config>): Promise<FastifyInstance> {
+export async function buildReadyApp(options: Partial<Config>, beforeReady?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
   const app = await buildApp({ logLevel: 'silent', maxEventLoopDelayMs: 0, ...options });
+  beforeReady?.(app);
   await app.ready();
   return app;
 }
 
-// ---- polling ----
+// ---- waiting for events ----
 
-/** polls until check() returns a value other than undefined/false; throws after timeoutMs */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, everyMs = 10): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** vi.waitFor until check() gives a value other than undefined/false; fails after timeoutMs */
+export function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 10): Promise<T> {
+  return vi.waitFor(async () => {
     const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
+    if (value === undefined || value === false) throw new Error(`still waiting for ${what}`);
+    return value as T;
+  }, { timeout: timeoutMs, interval: everyMs });
 }
 
 // ---- a real server process ----
@@ -144,33 +144,6 @@ export function rssBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(match[1]) * 1024;
-}
-
-/** the TCP port a process listens on: its socket inodes (fd links) matched against /proc/net/tcp LISTEN rows */
-export function listeningPort(pid: number): number | undefined {
-  try {
-    return findListeningPort(pid);
-  } catch {
-    return undefined; // the process is gone; the caller finds out from its exit
-  }
-}
-
-function findListeningPort(pid: number): number | undefined {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const socket = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (socket) inodes.add(socket[1]);
-    } catch {
-      // the fd closed while we looked
-    }
-  }
-  for (const line of readFileSync(`/proc/${pid}/net/tcp`, 'utf8').split('\n').slice(1)) {
-    const cols = line.trim().split(/\s+/);
-    // cols: sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-    if (cols.length > 9 && cols[3] === '0A' && inodes.has(cols[9])) return parseInt(cols[1].split(':')[1], 16);
-  }
-  return undefined;
 }
 
 export interface ServerProcess {
@@ -185,11 +158,16 @@ export interface ServerProcess {
   kill(): void;
 }
 
-/** spawns `node dist/server.js` on 127.0.0.1, port 0, and waits until /readyz answers 200 */
+/** the pino lines of a process that are JSON, with this msg */
+export const logged = (lines: string[], msg: string) =>
+  lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+
+/** spawns `node dist/server.js` on 127.0.0.1, port 0 (info logs unless told), finds its port in fastify's
+ *  "Server listening at" line, and waits until /readyz answers 200 */
 export async function startServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env },
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const pid = child.pid!;
@@ -222,7 +200,8 @@ export async function startServer(env: Record<string, string>, readyTimeoutMs = 
   try {
     const port = await waitFor('the server to listen', async () => {
       if (exited) throw new Error(`server exited before listening: ${JSON.stringify(await exit)}\n${lines.join('\n')}`);
-      return listeningPort(pid);
+      const line = lines.find((l) => l.includes('"Server listening at http://127.0.0.1:'));
+      return line === undefined ? undefined : Number(/127\.0\.0\.1:(\d+)/.exec(line)![1]);
     }, readyTimeoutMs);
     const url = `http://127.0.0.1:${port}`;
     await waitFor('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200, readyTimeoutMs);

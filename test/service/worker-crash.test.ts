@@ -1,9 +1,10 @@
 // a worker thread that dies mid-task fails only its own request (500); the pool replaces it.
 import type { FastifyInstance } from 'fastify';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
+import { closeApp, faultGate } from '../helpers/fault-gate.js';
 import {
   buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, MSGPACK, metricValue, msgpackBody,
-  referenceRmsnorm, values, waitFor,
+  referenceRmsnorm, values,
 } from './helpers.js';
 
 const WORKER_FAILED = {
@@ -17,7 +18,7 @@ const N = 64;
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
-  await app?.close();
+  await closeApp(app);
   app = undefined;
 });
 
@@ -44,17 +45,16 @@ it('the crashed request gets 500, the others in flight and all later ones 200, a
   app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 });
   expect(await metric('norm_worker_restarts_total')).toBe(0);
 
-  // in flight together: slow ones keep both workers and the queue busy while one crashes
-  const inFlight = [
-    rmsnorm(1, 'sleep-100'),
-    rmsnorm(2, 'crash-worker'),
-    rmsnorm(3, 'sleep-100'),
-    rmsnorm(4),
-    rmsnorm(5, 'sleep-50'),
-    rmsnorm(6),
-  ];
-  const answers = await Promise.all(inFlight);
-  const crashed = answers[1];
+  // in flight together: the crash goes to a worker first, blocked work keeps the others and the
+  // queue busy until the crash has been answered
+  const gate = faultGate(app);
+  const crashing = rmsnorm(2, 'crash-worker');
+  const others = [rmsnorm(1, 'block'), rmsnorm(3, 'block'), rmsnorm(4), rmsnorm(5, 'block'), rmsnorm(6)];
+  const crashed = await crashing;
+  await gate.blocked(1);
+  gate.open();
+  const rest = await Promise.all(others);
+  const answers = [rest[0], crashed, ...rest.slice(1)]; // by seed: answers[i] is rmsnorm(i + 1)
   expect(crashed.statusCode).toBe(500);
   expect(crashed.headers['content-type']).toMatch(/^application\/json/);
   expect(crashed.json()).toEqual(WORKER_FAILED);
@@ -64,9 +64,10 @@ it('the crashed request gets 500, the others in flight and all later ones 200, a
 
   expect(await metric('norm_worker_restarts_total')).toBeGreaterThanOrEqual(1);
   // the pool is refilled: /readyz says so and shows both workers
-  const ready = await waitFor('/readyz 200', async () => {
+  const ready = await vi.waitFor(async () => {
     const res = await app!.inject({ method: 'GET', url: '/readyz' });
-    return res.statusCode === 200 && res;
+    expect(res.statusCode).toBe(200);
+    return res;
   });
   expect(ready.json()).toEqual({ status: 'ready', workers: 2 });
 
@@ -83,7 +84,7 @@ it('every crash is replaced: three in a row leave two workers and count three re
     expect(res.json()).toEqual(WORKER_FAILED);
   }
   expect(await metric('norm_worker_restarts_total')).toBe(3);
-  await waitFor('/readyz 200', async () => (await app!.inject({ method: 'GET', url: '/readyz' })).statusCode === 200);
+  await vi.waitFor(async () => expect((await app!.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200));
   expectCorrect(await rmsnorm(7), 7);
   expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 });

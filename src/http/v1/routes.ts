@@ -47,8 +47,7 @@ function serverTiming(t: Timings): string {
 function testFault(request: FastifyRequest): TaskFault | null {
   const header = request.headers['x-test-fault'];
   if (header === 'crash-worker') return { kind: 'crash' };
-  const sleep = typeof header === 'string' ? /^sleep-(\d+)$/.exec(header) : null;
-  return sleep ? { kind: 'sleep', ms: Number(sleep[1]) } : null;
+  return header === 'block' ? { kind: 'block' } : null;
 }
 
 export function registerV1Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): void {
