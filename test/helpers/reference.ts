@@ -83,27 +83,8 @@ export function reference(c: NormCase): Expected {
   return expected;
 }
 
-function exponentOf(a: number): number {
-  let e = Math.floor(Math.log2(a));
-  if (2 ** e > a) e--;
-  if (2 ** (e + 1) <= a) e++;
-  return e;
-}
-
-/** one unit in the last place of a float16 / bfloat16 at |ref| (subnormal spacing below the normals) */
-export function ulp(dtype: 'float16' | 'bfloat16', ref: number): number {
-  const [minExp, mantissaBits] = dtype === 'float16' ? [-14, 10] : [-126, 7];
-  const a = Math.abs(ref);
-  return 2 ** (Math.max(a === 0 ? minExp : exponentOf(a), minExp) - mantissaBits);
-}
-
-/** the contract's allowed |y − ref| for one element of `dtype` */
-export function tolerance(dtype: Dtype, ref: number, largeMean = 0): number {
-  const f32 = 1e-5 + 1e-5 * Math.abs(ref);
-  if (dtype === 'float32') return f32;
-  if (dtype === 'float64') return 1e-12 + 1e-12 * Math.abs(ref) + 2 ** -46 * largeMean;
-  return f32 + ulp(dtype, ref);
-}
+export { tolerance, ulp } from '../reference/contract.mjs';
+import { tolerance } from '../reference/contract.mjs';
 
 interface Mismatch { index: number; actual: number; ref: number; allowed: number }
 

@@ -76,17 +76,10 @@ export function valuesOf(tensor: WireTensor): number[] {
   throw new Error(`unexpected data ${Object.prototype.toString.call(data)}`);
 }
 
-/** a deterministic generator (mulberry32), so every run sends the same tensors */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../reference/contract.mjs';
+
+/** the one seeded generator, so every run sends the same tensors */
+export const seeded = mulberry32;
 
 /** `count` values uniform in [offset - scale, offset + scale) */
 export function randomValues(seed: number, count: number, scale = 1, offset = 0): number[] {

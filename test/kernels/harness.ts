@@ -11,45 +11,14 @@ import {
 } from '../../src/codec/half.js';
 import { referenceLayernorm, referenceRmsnorm, type ReferenceRow } from '../reference/norm-reference.js';
 import { oracleRoundBfloat16, oracleRoundFloat16 } from '../reference/half-oracle.js';
-import { seeded } from '../helpers/tensors.js';
+import { mulberry32 as seeded } from '../reference/contract.mjs';
 
-export const FLOAT32_ABS = 1e-5;
-export const FLOAT32_REL = 1e-5;
-export const FLOAT64_ABS = 1e-12;
-export const FLOAT64_REL = 1e-12;
-/** LayerNorm's float64 bound is widened by this · |μ|·r·|g| */
-export const LARGE_MEAN_WIDENING = 2 ** -46;
+export { FLOAT32_ABS, FLOAT32_REL, FLOAT64_ABS, FLOAT64_REL, LARGE_MEAN_WIDENING, tolerance } from '../reference/contract.mjs';
+import { tolerance, ulp } from '../reference/contract.mjs';
 
 export const DTYPES: readonly Dtype[] = ['float32', 'float64', 'float16', 'bfloat16'];
 export type Op = 'rmsnorm' | 'layernorm';
-
-function exponentOf(a: number): number {
-  let e = Math.floor(Math.log2(a));
-  if (2 ** e > a) e--;
-  if (2 ** (e + 1) <= a) e++;
-  return e;
-}
-
-/** one unit in the last place of a float16 / bfloat16 at |ref| */
-export function ulpAt(dtype: 'float16' | 'bfloat16', ref: number): number {
-  const a = Math.abs(ref);
-  const [minNormalExp, manBits] = dtype === 'float16' ? [-14, 10] : [-126, 7];
-  const e = a === 0 ? minNormalExp : Math.max(exponentOf(a), minNormalExp);
-  return 2 ** (e - manBits);
-}
-
-/** the allowed |y - ref| for one element; largeMean = |μ|·r·|g| for layernorm, else 0 */
-export function tolerance(outDtype: Dtype, ref: number, largeMean = 0): number {
-  const f32 = FLOAT32_ABS + FLOAT32_REL * Math.abs(ref);
-  switch (outDtype) {
-    case 'float64':
-      return FLOAT64_ABS + FLOAT64_REL * Math.abs(ref) + LARGE_MEAN_WIDENING * largeMean;
-    case 'float32':
-      return f32;
-    default:
-      return f32 + ulpAt(outDtype, ref);
-  }
-}
+export const ulpAt = ulp;
 
 /** '' when actual is within tol of ref; NaN must meet NaN, an infinity its own sign */
 export function mismatch(actual: number, ref: number, tol: number, allowNaN = false): string {

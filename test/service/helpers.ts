@@ -7,27 +7,22 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Packr, Unpackr } from 'msgpackr';
 import { vi } from 'vitest';
+import { mulberry32, referenceRows, tolerance } from '../reference/contract.mjs';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const MSGPACK = 'application/msgpack';
 
-/** API.md §2, Accuracy: float32 output */
-export const FLOAT32_ABS = 1e-5;
-export const FLOAT32_REL = 1e-5;
 
 const packr = new Packr({ useRecords: false });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
 
-/** deterministic values in [-1.5, 2.5): a linear congruential sequence, cheap for millions */
+/** deterministic values in [-1.5, 2.5), from the one seeded generator */
 export function values(length: number, seed = 1): Float32Array {
+  const next = mulberry32(seed);
   const x = new Float32Array(length);
-  let s = Math.imul(seed, 0x9e3779b1) >>> 0;
-  for (let i = 0; i < length; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    x[i] = (s / 2 ** 32) * 4 - 1.5;
-  }
+  for (let i = 0; i < length; i++) x[i] = next() * 4 - 1.5;
   return x;
 }
 
@@ -55,14 +50,7 @@ export function float32Of(t: TensorReply): Float32Array {
 
 /** RMSNorm over rows of n, eps inside, no weight, in float64 */
 export function referenceRmsnorm(x: ArrayLike<number>, n: number, eps = 1e-6): Float64Array {
-  const y = new Float64Array(x.length);
-  for (let start = 0; start < x.length; start += n) {
-    let s = 0;
-    for (let i = start; i < start + n; i++) s += x[i] * x[i];
-    const r = 1 / Math.sqrt(s / n + eps);
-    for (let i = start; i < start + n; i++) y[i] = x[i] * r;
-  }
-  return y;
+  return referenceRows('rmsnorm', x, n, { eps });
 }
 
 /** indices whose float32 output is outside the tolerance (at most a few, for the message) */
@@ -70,7 +58,7 @@ export function float32Mismatches(actual: ArrayLike<number>, ref: ArrayLike<numb
   const bad: string[] = [];
   if (actual.length !== ref.length) return [`length ${actual.length} vs ${ref.length}`];
   for (let i = 0; i < ref.length && bad.length < 5; i++) {
-    if (!(Math.abs(actual[i] - ref[i]) <= FLOAT32_ABS + FLOAT32_REL * Math.abs(ref[i]))) bad.push(`[${i}] ${actual[i]} vs ${ref[i]}`);
+    if (!(Math.abs(actual[i] - ref[i]) <= tolerance('float32', ref[i]))) bad.push(`[${i}] ${actual[i]} vs ${ref[i]}`);
   }
   return bad;
 }
