@@ -1,10 +1,10 @@
 // RMSNorm (API.md §2): s = (1/n) Σ xᵢ², yᵢ = xᵢ · r · gᵢ + βᵢ.
-import { rowNormOperation } from './row-norm.js';
+import { example2x4, rowNormOperation } from './row-norm.js';
 
-const x2x4 = { dtype: 'float32', shape: [2, 4], data: [1, 2, 3, 4, -1, -2, -3, -4] };
 // float32 results, as the server writes them
 const ROW = [0.3651483654975891, 0.7302967309951782, 1.095445156097412, 1.4605934619903564];
 const RSTD = 0.3651483654975891;
+const EXAMPLES = example2x4('rmsnorm', 'RMSNorm', 'rows ±[0.3651, 0.7303, 1.0954, 1.4606]; rstd 1/sqrt(7.5)', ROW, { rstd: [RSTD, RSTD] });
 
 export const rmsnorm = rowNormOperation({
   name: 'rmsnorm',
@@ -13,18 +13,5 @@ export const rmsnorm = rowNormOperation({
   stats: ['rstd'],
   summary: 'RMSNorm of every row',
   description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: s = (1/n) Σ xᵢ², yᵢ = xᵢ · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',
-  examples: {
-    request: {
-      rmsnorm2x4: { summary: 'RMSNorm of a 2×4 float32 tensor, eps 0, with stats', value: { input: x2x4, eps: 0, return_stats: true } },
-    },
-    response: {
-      rmsnorm2x4: {
-        summary: 'rows ±[0.3651, 0.7303, 1.0954, 1.4606]; rstd 1/sqrt(7.5)',
-        value: {
-          output: { dtype: 'float32', shape: [2, 4], data: [...ROW, ...ROW.map((v) => -v)] },
-          rstd: { dtype: 'float32', shape: [2], data: [RSTD, RSTD] },
-        },
-      },
-    },
-  },
+  examples: EXAMPLES,
 });

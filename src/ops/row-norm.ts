@@ -45,6 +45,27 @@ const STAT_DOCS: Readonly<Record<StatName, string>> = {
   rstd: 'with return_stats: float32 per-row r, of shape input.shape[:axis], or [1] where that is empty',
 };
 
+const X2X4 = [1, 2, 3, 4, -1, -2, -3, -4];
+
+/** the worked example of a row-wise op: its 2×4 float32 input [1..4, -1..-4], eps 0, with stats, and
+ *  the float32 answer the server writes (`row`: the first row's output, the second is its negation) */
+export function example2x4(name: string, title: string, summary: string, row: number[], stats: Partial<Record<StatName, number[]>>) {
+  const key = `${name}2x4`;
+  const tensor = (shape: number[], data: number[]) => ({ dtype: 'float32', shape, data });
+  return {
+    request: { [key]: { summary: `${title} of a 2×4 float32 tensor, eps 0, with stats`, value: { input: tensor([2, 4], X2X4), eps: 0, return_stats: true } } },
+    response: {
+      [key]: {
+        summary,
+        value: {
+          output: tensor([2, 4], [...row, ...row.map((v) => -v)]),
+          ...Object.fromEntries(Object.entries(stats).map(([stat, data]) => [stat, tensor([2], data)])),
+        },
+      },
+    },
+  };
+}
+
 export function rowNormOperation(spec: RowNormSpec): Operation {
   return {
     name: spec.name,
