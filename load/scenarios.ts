@@ -112,7 +112,7 @@ export function makeSample(s: Scenario, seed: number): Sample {
         ? (Array.isArray(decoded.results) ? decoded.results.map((r: Record<string, unknown>) => r?.output) : [])
         : [decoded.output];
       if (outputs.length !== made.length) return `${outputs.length} outputs, expected ${made.length}`;
-      if (target === 'service') refs ??= made.map((m) => referenceRows(s.op, m.values, m.rows, m.n));
+      if (target === 'service') refs ??= made.map((m) => referenceRows(s.op, m.values, m.n));
       for (let k = 0; k < made.length; k++) {
         const where = batch ? `results[${k}].output` : 'output';
         const problem = checkOutput(outputs[k] as Record<string, unknown> | undefined, made[k], target === 'service' ? refs![k] : null);

@@ -69,10 +69,8 @@ export const errorCodes: Readonly<Record<string, number>> = Object.freeze(Object
   }),
 ));
 
-export type ErrorCode = string;
-
 export interface ServiceError extends Error {
-  code: ErrorCode;
+  code: string;
   statusCode: number;
 }
 

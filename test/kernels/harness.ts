@@ -18,7 +18,6 @@ import { tolerance, ulp } from '../reference/contract.mjs';
 
 export const DTYPES: readonly Dtype[] = ['float32', 'float64', 'float16', 'bfloat16'];
 export type Op = 'rmsnorm' | 'layernorm';
-export const ulpAt = ulp;
 
 /** '' when actual is within tol of ref; NaN must meet NaN, an infinity its own sign */
 export function mismatch(actual: number, ref: number, tol: number, allowNaN = false): string {

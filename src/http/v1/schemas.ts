@@ -1,5 +1,6 @@
 // the /v1 request bodies, derived from the table of operations: what ajv validates and the OpenAPI
 // document shows. A schema with a `title` becomes a named component of the document.
+import { isDeepStrictEqual } from 'node:util';
 import { DTYPE_NAMES } from '../../codec/dtype.js';
 import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
 import type { Schema } from '../../ops/operation.js';
@@ -55,13 +56,17 @@ function opBody(tensor: Schema, op: OpName) {
   return { type: 'object', additionalProperties: false, required: [...operation.required], properties: operation.fields(tensor) };
 }
 
-/** every operation's fields in one item; a field whose default differs by operation loses its default */
+/**
+ * every operation's fields in one item; a field whose default differs by operation loses its default.
+ * Fields that differ in anything else cannot share one item schema: items then need validating by op.
+ */
 function mergedFields(tensor: Schema): Record<string, Schema> {
   const merged: Record<string, Schema> = {};
   for (const op of OP_NAMES) {
     for (const [name, field] of Object.entries(OPERATIONS[op].fields(tensor))) {
       const seen = merged[name];
       if (seen === undefined) merged[name] = field;
+      else if (!isDeepStrictEqual(withoutKey(seen, 'default'), withoutKey(field, 'default'))) throw new Error(`batch items: ${name} differs between operations`);
       else if (seen.default !== field.default) merged[name] = withoutKey(seen, 'default');
     }
   }
