@@ -1,5 +1,5 @@
 // the console table a load run prints as it goes and at the end.
-import type { RunFigures, ScenarioFigures } from './results.js';
+import type { Ratio, RunFigures, ScenarioFigures } from './results.js';
 
 const fmt = (v: number | null, digits = 2) => (v === null || !Number.isFinite(v) ? '–' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
@@ -13,11 +13,12 @@ export function rowsOf(f: ScenarioFigures): string[][] {
     fmt(ms(r.serverCpuPerReq), 3), fmt(ms(r.loadgenCpuPerReq), 3), fmt(r.loadgenCores),
     r.spotCheckFailures === 0 ? `${r.spotChecks} ok` : `${r.spotCheckFailures}/${r.spotChecks} FAILED`,
   ];
+  const ratio = (target: string, r: Ratio) => [f.id, target, times(r.rps), times(r.rps), times(r.p50), times(r.p99), '', times(r.serverCpuPerReq), '', '', ''];
   const rows = [line('service', f.service)];
   if (f.echo !== null) rows.push(line('echo', f.echo));
-  if (f.ratio !== null) {
-    rows.push([f.id, 'svc/echo', times(f.ratio.rps), times(f.ratio.rps), times(f.ratio.p50), times(f.ratio.p99), '', times(f.ratio.serverCpuPerReq), '', '', '']);
-  }
+  if (f.floor !== null) rows.push(line('floor', f.floor));
+  if (f.ratio !== null) rows.push(ratio('svc/echo', f.ratio));
+  if (f.floorRatio !== null) rows.push(ratio('svc/floor', f.floorRatio));
   return rows;
 }
 

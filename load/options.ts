@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 
 const HELP = `npm run load -- [options]
 
-  --duration <s>     seconds per measured run (default 4; 12 scenarios × service and echo ≈ 2 min)
+  --duration <s>     seconds per measured run (default 4; 12 scenarios × service, echo and floor ≈ 3 min)
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large)
@@ -12,6 +12,7 @@ const HELP = `npm run load -- [options]
   --only <a,b>       only scenarios whose id contains one of these (e.g. small,rmsnorm/large)
   --url <base>       aim at a running deployment instead of spawning the service
   --echo-url <base>  with --url: an echo baseline already running (node dist-load/echo-server.js)
+  --floor-url <base> with --url: a transport floor already running (node dist-load/floor-server.js)
   --server-pid <n>   with --url on this machine: the service's PID, for its CPU time
   --api-key <key>    sent as Authorization: Bearer <key>
   --workers <n>      WORKERS for the spawned service (default: the service's own)
@@ -21,7 +22,7 @@ const HELP = `npm run load -- [options]
 
 export interface Options {
   duration: number; warmup: number; connections: number | null; short: boolean; only: string[];
-  url: string | null; echoUrl: string | null; serverPid: number | null; apiKey: string | null;
+  url: string | null; echoUrl: string | null; floorUrl: string | null; serverPid: number | null; apiKey: string | null;
   workers: string | null; out: string;
 }
 
@@ -30,7 +31,7 @@ export function options(root: string): Options {
     options: {
       duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' },
       short: { type: 'boolean', default: false }, only: { type: 'string' },
-      url: { type: 'string' }, 'echo-url': { type: 'string' }, 'server-pid': { type: 'string' },
+      url: { type: 'string' }, 'echo-url': { type: 'string' }, 'floor-url': { type: 'string' }, 'server-pid': { type: 'string' },
       'api-key': { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -47,6 +48,7 @@ export function options(root: string): Options {
   };
   const short = values.short!;
   if (values['echo-url'] !== undefined && values.url === undefined) throw new Error('--echo-url needs --url');
+  if (values['floor-url'] !== undefined && values.url === undefined) throw new Error('--floor-url needs --url');
   return {
     short,
     duration: number('duration', values.duration, short ? 0 : 4, 0),
@@ -55,6 +57,7 @@ export function options(root: string): Options {
     only: values.only?.split(',').filter((s) => s.length > 0) ?? [],
     url: values.url?.replace(/\/+$/, '') ?? null,
     echoUrl: values['echo-url']?.replace(/\/+$/, '') ?? null,
+    floorUrl: values['floor-url']?.replace(/\/+$/, '') ?? null,
     serverPid: values['server-pid'] === undefined ? null : number('server-pid', values['server-pid'], 0, 1),
     apiKey: values['api-key'] ?? null,
     workers: values.workers ?? null,

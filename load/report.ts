@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import type { BenchResults, LoadResults, ScenarioFigures } from './results.js';
+import type { BenchResults, LoadResults, RunFigures, ScenarioFigures } from './results.js';
 
 const NOTES_BEGIN = '<!-- notes:begin -->';
 const NOTES_END = '<!-- notes:end -->';
@@ -31,23 +31,23 @@ function tableMd(head: string[], rows: string[][], right = head.map((_, i) => i 
 
 export function chartSpec(load: LoadResults): TopLevelSpec {
   const order = load.scenarios.map((s) => s.id);
-  const values = load.scenarios.flatMap((s) => [
-    { scenario: s.id, target: 'service', rps: s.service.rps, p99: s.service.p99Ms },
-    ...(s.echo === null ? [] : [{ scenario: s.id, target: 'echo', rps: s.echo.rps, p99: s.echo.p99Ms }]),
-  ]).filter((v) => v.rps > 0 && v.p99 > 0);
+  const values = load.scenarios.flatMap((s) => (['service', 'echo', 'floor'] as const).flatMap((target) => {
+    const r = s[target] ?? null; // results from before the floor have none
+    return r === null ? [] : [{ scenario: s.id, target, rps: r.rps, p99: r.p99Ms }];
+  })).filter((v) => v.rps > 0 && v.p99 > 0);
   const x = { field: 'scenario', type: 'nominal', sort: order, title: null, axis: { labelAngle: -40 } } as const;
-  const color = { field: 'target', type: 'nominal', title: null, scale: { domain: ['service', 'echo'], range: ['#1f77b4', '#aaaaaa'] } } as const;
+  const color = { field: 'target', type: 'nominal', title: null, scale: { domain: ['service', 'echo', 'floor'], range: ['#1f77b4', '#aaaaaa', '#555555'] } } as const;
   const panel = (field: string, title: string) => ({
     width: 720, height: 220,
     mark: { type: 'bar', tooltip: true },
     encoding: {
-      x, xOffset: { field: 'target', sort: ['service', 'echo'] }, color,
+      x, xOffset: { field: 'target', sort: ['service', 'echo', 'floor'] }, color,
       y: { field, type: 'quantitative', title, scale: { type: 'log' }, stack: null },
     },
   }) as const;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: 'Service beside the echo baseline', subtitle: `${load.date.slice(0, 10)} · ${load.machine.nproc} CPUs · ${load.options.connections ?? 'per-scenario'} connections` },
+    title: { text: 'Service beside the echo baseline and the transport floor', subtitle: `${load.date.slice(0, 10)} · ${load.machine.nproc} CPUs · ${load.options.connections ?? 'per-scenario'} connections` },
     data: { values },
     vconcat: [panel('rps', 'requests/s (log)'), panel('p99', 'p99 latency, ms (log)')],
     config: { font: 'sans-serif' },
@@ -95,6 +95,11 @@ function targets(load: LoadResults | null, bench: BenchResults | null): Target[]
         // the target is stated at 16 connections
         judged({ what: `${s.id} p99 ÷ echo p99 (${s.connections} connections)`, goal: '≤ 1.50×', measured: x(s.ratio!.p99), met: s.ratio!.p99 <= 1.5 }, load.options.short || s.connections !== 16);
       }
+      // issue 11: server CPU per request against the transport floor
+      for (const [name, goal] of [['small', 2], ['medium', 1.5], ['large', 1.5]] as const) {
+        const c = load.scenarios.find((f) => f.id === `${op}/${name}`)?.floorRatio?.serverCpuPerReq;
+        if (c !== undefined && c !== null) judged({ what: `${op}/${name} server CPU/request ÷ floor`, goal: `≤ ${goal.toFixed(2)}×`, measured: x(c), met: c <= goal }, load.options.short);
+      }
     }
   }
   return out;
@@ -110,40 +115,38 @@ function loadSection(load: LoadResults): string {
   const o = load.options;
   const how = o.duration === null ? 'a fixed small number of requests per run (short mode)' : `${o.duration} s per run (extended, up to 3×, until 20 answers) straight after ${o.warmup} s of warm-up, the server idle again before the next run`;
   const rows = load.scenarios.map((s: ScenarioFigures) => {
-    const e = s.echo;
-    const r = s.ratio;
-    const errors = s.service.non2xx + s.service.errors + s.service.timeouts;
-    const echoErrors = e === null ? 0 : e.non2xx + e.errors + e.timeouts;
-    const checks = [s.service, ...(e === null ? [] : [e])];
-    const failed = checks.reduce((k, c) => k + c.spotCheckFailures, 0);
+    const sides = [s.service, s.echo, s.floor ?? null];
+    const each = (figure: (r: RunFigures) => number | null, digits = 2) => sides.map((r) => n(r === null ? null : figure(r), digits)).join(' / ');
+    const runs = sides.filter((r): r is RunFigures => r !== null);
+    const failed = runs.reduce((k, c) => k + c.spotCheckFailures, 0);
+    const cpuMs = (r: RunFigures) => (r.serverCpuPerReq === null ? null : r.serverCpuPerReq * 1000);
     return [
       s.id, s.label, String(s.connections),
-      n(s.service.rps, 1), n(e?.rps, 1), x(r?.rps),
+      each((r) => r.rps, 1), x(s.ratio?.rps), x(s.floorRatio?.rps),
       n(s.service.mibPerS, 1),
-      `${n(s.service.p50Ms)} / ${n(e?.p50Ms)}`,
-      `${n(s.service.p99Ms)} / ${n(e?.p99Ms)}`, x(r?.p99),
-      `${n(s.service.serverCpuPerReq === null ? null : s.service.serverCpuPerReq * 1000, 3)} / ${n(e?.serverCpuPerReq === null || e === null ? null : e.serverCpuPerReq * 1000, 3)}`,
-      x(r?.serverCpuPerReq),
-      `${errors} / ${echoErrors}`,
-      `${n(s.service.loadgenCores)} / ${n(e?.loadgenCores)}`,
-      failed === 0 ? `${checks.reduce((k, c) => k + c.spotChecks, 0)} ok` : `**${failed} failed**`,
+      each((r) => r.p50Ms), each((r) => r.p99Ms), x(s.ratio?.p99),
+      each(cpuMs, 3), x(s.ratio?.serverCpuPerReq), x(s.floorRatio?.serverCpuPerReq),
+      each((r) => r.non2xx + r.errors + r.timeouts, 0),
+      each((r) => r.loadgenCores),
+      failed === 0 ? `${runs.reduce((k, c) => k + c.spotChecks, 0)} ok` : `**${failed} failed**`,
     ];
   });
   return [
-    '## Load: service beside the echo baseline',
+    '## Load: service beside the echo baseline and the transport floor',
     '',
     `Run: \`${load.command}\` on ${load.date} · ${busy(load)} · ${o.connections ?? 'per-scenario (column *conns*)'} connections · ${how} · service workers: ${o.workers}` +
-      (o.url === null ? ' · service and echo spawned on 127.0.0.1, measured alternately (service first, then echo first, …).' : ` · target ${o.url}.`),
+      (o.url === null ? ' · service, echo and floor spawned on 127.0.0.1, measured in turn (the first of them rotating from scenario to scenario).' : ` · target ${o.url}.`),
     '',
-    'Each cell is *service / echo* where two figures share it; *×echo* is service ÷ echo from the same run. ' +
+    'Each cell is *service / echo / floor* where three figures share it; *×echo* and *×floor* are service ÷ echo and service ÷ floor from the same run. ' +
+      'The echo is fastify + msgpackr answering the input tensor (`load/echo-server.ts`); the floor is `node:http` copying the body into a reused ordinary buffer and writing the same bytes back (`load/floor-server.ts`): no Node service can pay less to move the same bytes. ' +
       'MiB/s counts input tensor bytes of 2xx responses. Server CPU is user+system time of the server process (all threads) ' +
       'from `/proc/<pid>/stat` per response; *gen cores* is the load generator\'s own CPU time ÷ wall time (it shares the machine). ' +
-      'Spot checks decode responses to distinct bodies sent after each run and compare them with a float64 reference (service) or with the input (echo).',
+      'Spot checks decode responses to distinct bodies sent after each run and compare them with a float64 reference (service), with the input (echo) or with the body sent (floor).',
     '',
     tableMd(
-      ['scenario', 'request', 'conns', 'req/s', 'echo req/s', '×echo', 'MiB/s', 'p50 ms', 'p99 ms', '×echo p99', 'server CPU ms/req', '×echo CPU', 'non-2xx', 'gen cores', 'spot checks'],
+      ['scenario', 'request', 'conns', 'req/s', '×echo', '×floor', 'MiB/s', 'p50 ms', 'p99 ms', '×echo p99', 'server CPU ms/req', '×echo CPU', '×floor CPU', 'non-2xx', 'gen cores', 'spot checks'],
       rows,
-      [false, false, true, true, true, true, true, true, true, true, true, true, true, true, true],
+      [false, false, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
     ),
   ].join('\n');
 }
@@ -200,12 +203,12 @@ export async function writeReport(dir: string): Promise<void> {
   );
   if (load !== null && load.scenarios.length > 0) {
     writeFileSync(join(dir, 'results.svg'), await renderSvg(chartSpec(load)));
-    parts.push('![requests/s and p99 per scenario, service beside echo](results.svg)', '');
+    parts.push('![requests/s and p99 per scenario, service beside echo and floor](results.svg)', '');
   }
   const goals = targets(load, bench);
   if (goals.length > 0) {
     const short = load?.options.short === true || bench?.short === true;
-    parts.push('## Targets (issue 5)', '');
+    parts.push('## Targets (issues 5 and 11)', '');
     if (short) parts.push('Some of these figures come from a short (CI) run: they prove the instruments run and judge no target (*n/a*).', '');
     parts.push(tableMd(['target', 'goal', 'measured', 'met'],
       goals.map((g) => [g.what, g.goal, g.measured, g.met === null ? 'n/a' : g.met ? 'yes' : '**no**']), [false, true, true, false]), '');

@@ -37,9 +37,15 @@ export interface ScenarioFigures {
   connections: number;
   service: RunFigures;
   echo: RunFigures | null;
+  /** the transport floor (load/floor-server.ts); null without one */
+  floor: RunFigures | null;
   /** service ÷ echo; null without an echo */
-  ratio: { rps: number; p50: number; p99: number; serverCpuPerReq: number | null } | null;
+  ratio: Ratio | null;
+  /** service ÷ floor; null without a floor */
+  floorRatio: Ratio | null;
 }
+
+export interface Ratio { rps: number; p50: number; p99: number; serverCpuPerReq: number | null }
 
 /** the 1-minute load average when a run started and ended: how busy the shared machine was */
 export interface LoadAverage { start: number; end: number }
@@ -54,7 +60,7 @@ export interface LoadResults {
     short: boolean; duration: number | null; warmup: number;
     /** null: each scenario's own (ScenarioFigures.connections) */
     connections: number | null;
-    url: string | null; echoUrl: string | null; workers: string;
+    url: string | null; echoUrl: string | null; floorUrl?: string | null; workers: string;
   };
   scenarios: ScenarioFigures[];
 }

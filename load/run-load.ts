@@ -1,5 +1,6 @@
-// npm run load: every scenario against the service and the echo baseline, interleaved, with
-// figures as ratios to the echo; responses spot-checked; load/results.json and RESULTS.md.
+// npm run load: every scenario against the service and two baselines, interleaved: the echo (fastify +
+// msgpackr, no compute) and the transport floor (node:http moving the same bytes). Figures as ratios
+// to both; responses spot-checked; load/results.json and RESULTS.md.
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg } from 'node:os';
@@ -11,7 +12,7 @@ import { commandLine, machine } from './machine.js';
 import { options, type Options } from './options.js';
 import { cpuSeconds, killAll, spawnServer, type Spawned } from './processes.js';
 import { writeReport } from './report.js';
-import type { LoadResults, RunFigures, ScenarioFigures } from './results.js';
+import type { LoadResults, Ratio, RunFigures, ScenarioFigures } from './results.js';
 import { MEDIA_TYPE, makeSample, scenarios, type Sample, type Scenario, type Target } from './scenarios.js';
 
 // autocannon 8 keeps every response body as a string, for hooks this suite does not use;
@@ -161,9 +162,11 @@ async function main(): Promise<number> {
   try {
     let service: Endpoint;
     let echo: Endpoint | null;
+    let floor: Endpoint | null;
     if (o.url !== null) {
       service = { target: 'service', base: o.url, pid: o.serverPid };
       echo = o.echoUrl === null ? null : { target: 'echo', base: o.echoUrl, pid: null };
+      floor = o.floorUrl === null ? null : { target: 'floor', base: o.floorUrl, pid: null };
     } else {
       const env: Record<string, string> = { LOG_LEVEL: 'warn' };
       if (o.workers !== null) env.WORKERS = o.workers;
@@ -171,29 +174,32 @@ async function main(): Promise<number> {
       spawned.push(svc);
       const ech = await spawnServer('echo', join(ROOT, 'dist-load', 'echo-server.js'), {});
       spawned.push(ech);
+      const flo = await spawnServer('floor', join(ROOT, 'dist-load', 'floor-server.js'), {});
+      spawned.push(flo);
       service = { target: 'service', base: svc.base, pid: svc.pid };
       echo = { target: 'echo', base: ech.base, pid: ech.pid };
+      floor = { target: 'floor', base: flo.base, pid: flo.pid };
     }
     const how = o.short && o.duration === 0 ? 'short: a fixed number of requests per run' : `${o.duration} s per run after ${o.warmup} s warm-up`;
-    process.stdout.write(`load: ${list.length} scenarios, ${o.connections ?? 'per-scenario'} connections, ${how}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}\n`);
+    process.stdout.write(`load: ${list.length} scenarios, ${o.connections ?? 'per-scenario'} connections, ${how}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}\n`);
 
     const figures: ScenarioFigures[] = [];
     for (let i = 0; i < list.length; i++) {
       const s = list[i];
       const samples = Array.from({ length: 1 + (o.short ? SPOT_CHECKS_SHORT : SPOT_CHECKS) }, (_, k) => makeSample(s, k));
-      // alternate which side goes first, so a slow drift of the machine favours neither
-      const order: Endpoint[] = echo === null ? [service] : i % 2 === 0 ? [service, echo] : [echo, service];
+      // rotate which side goes first, so a slow drift of the machine favours none
+      const sides = [service, echo, floor].filter((e): e is Endpoint => e !== null);
+      const order = sides.map((_, k) => sides[(i + k) % sides.length]);
       const got = new Map<Target, RunFigures>();
       for (const e of order) got.set(e.target, await measure(e, s, samples, o));
       const svc = got.get('service')!;
       const ech = got.get('echo') ?? null;
+      const flo = got.get('floor') ?? null;
       const f: ScenarioFigures = {
         id: s.id, op: s.op, name: s.name, label: s.label, path: s.path, encoding: s.encoding,
-        tensorBytes: s.tensorBytes, connections: o.connections ?? s.connections, service: svc, echo: ech,
-        ratio: ech === null ? null : {
-          rps: svc.rps / ech.rps, p50: svc.p50Ms / ech.p50Ms, p99: svc.p99Ms / ech.p99Ms,
-          serverCpuPerReq: svc.serverCpuPerReq === null || ech.serverCpuPerReq === null ? null : svc.serverCpuPerReq / ech.serverCpuPerReq,
-        },
+        tensorBytes: s.tensorBytes, connections: o.connections ?? s.connections, service: svc, echo: ech, floor: flo,
+        ratio: ech === null ? null : ratioOf(svc, ech),
+        floorRatio: flo === null ? null : ratioOf(svc, flo),
       };
       figures.push(f);
       process.stdout.write(`${table(rowsOf(f)).split('\n').slice(1).join('\n')}\n`);
@@ -205,7 +211,7 @@ async function main(): Promise<number> {
       loadAverage: { start: loadAtStart, end: loadavg()[0] },
       options: {
         short: o.short, duration: o.short && o.duration === 0 ? null : o.duration, warmup: o.warmup, connections: o.connections,
-        url: o.url, echoUrl: o.echoUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
+        url: o.url, echoUrl: o.echoUrl, floorUrl: o.floorUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
       },
       scenarios: figures,
     };
@@ -214,13 +220,13 @@ async function main(): Promise<number> {
     await writeReport(o.out);
     process.stdout.write(`wrote ${join(o.out, 'results.json')}, RESULTS.md, results.svg\n`);
 
-    const runs = figures.flatMap((f) => (f.echo === null ? [f.service] : [f.service, f.echo]));
+    const runs = figures.flatMap((f) => [f.service, f.echo, f.floor].filter((r): r is RunFigures => r !== null));
     const checks = runs.reduce((n, r) => n + r.spotChecks, 0);
     const failed = runs.reduce((n, r) => n + r.spotCheckFailures, 0);
-    const empty = figures.filter((f) => f.service.ok === 0 || f.echo?.ok === 0).map((f) => f.id);
+    const empty = figures.filter((f) => f.service.ok === 0 || f.echo?.ok === 0 || f.floor?.ok === 0).map((f) => f.id);
     process.stdout.write(`spot checks: ${checks - failed} passed, ${failed} failed\n`);
     for (const f of figures) {
-      for (const [target, r] of [['service', f.service], ['echo', f.echo]] as const) {
+      for (const [target, r] of [['service', f.service], ['echo', f.echo], ['floor', f.floor]] as const) {
         if (r?.firstFailure) process.stdout.write(`  ${f.id} ${target}: ${r.firstFailure}\n`);
       }
     }
@@ -230,6 +236,13 @@ async function main(): Promise<number> {
     await Promise.all(spawned.map((p) => p.stop()));
     removeSnapshot();
   }
+}
+
+function ratioOf(svc: RunFigures, base: RunFigures): Ratio {
+  return {
+    rps: svc.rps / base.rps, p50: svc.p50Ms / base.p50Ms, p99: svc.p99Ms / base.p99Ms,
+    serverCpuPerReq: svc.serverCpuPerReq === null || base.serverCpuPerReq === null ? null : svc.serverCpuPerReq / base.serverCpuPerReq,
+  };
 }
 
 function removeSnapshot(): void {

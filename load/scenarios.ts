@@ -1,10 +1,10 @@
 // the load scenarios: request bodies, and the spot check of a response against the float64
-// reference (service) or against the input itself (echo).
+// reference (service), against the input tensor (echo), or against the body sent (floor).
 import { Packr, Unpackr } from 'msgpackr';
 import { bfloat16Bits, bfloat16Value, compareValues, randomRows, referenceRows, type Op } from './reference.js';
 
 export type Encoding = 'msgpack' | 'json';
-export type Target = 'service' | 'echo';
+export type Target = 'service' | 'echo' | 'floor';
 type Dtype = 'float32' | 'bfloat16';
 
 /** one input tensor of a request (a batch has 64) */
@@ -102,6 +102,7 @@ export function makeSample(s: Scenario, seed: number): Sample {
     body,
     check(status, response, target) {
       if (status !== 200) return `status ${status}: ${response.subarray(0, 300).toString('utf8')}`;
+      if (target === 'floor') return response.equals(body) ? null : 'the answer differs from the body sent';
       let decoded: Record<string, unknown>;
       try {
         decoded = s.encoding === 'json' ? JSON.parse(response.toString('utf8')) : unpackr.unpack(response);

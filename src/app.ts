@@ -28,7 +28,6 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-const TENSOR_MEMORY_BYTES = 4 * 1024 ** 3; // 4 GiB: the wasm32 limit; reserved as address space, used as needed
 
 export async function buildApp(options: Partial<Config> = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
@@ -49,7 +48,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   });
   const state: ServiceState = { draining: false, inFlight: 0 };
   app.decorate('service', state);
-  const slabs = createSlabPool(TENSOR_MEMORY_BYTES);
+  const slabs = createSlabPool(config.maxTensorMemoryBytes);
   const wasm = loadWasmKernels(slabs.memory); // this thread's copy: inline work and per-request prep
   const faultGate = config.faultInjection ? new Int32Array(new SharedArrayBuffer(8)) : null;
   app.decorate('faultGate', faultGate);
@@ -85,7 +84,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   await registerDocs(app);
   registerErrorHandling(app);
   registerLeases(app, slabs);
-  registerBodyParsers(app, config.maxBodyBytes, slabs);
+  registerBodyParsers(app, config, slabs);
   registerServiceRoutes(app, pool, metrics, state);
   const engine: Engine = { pool, slabs, wasm, metrics, limits: config };
   registerV1Routes(app, engine, config, state);

@@ -18,6 +18,10 @@ export interface Config {
   minTaskElements: number;
   /** mean event-loop delay (ms) beyond which /v1 requests get 503; 0 turns the check off */
   maxEventLoopDelayMs: number;
+  /** longest pause (ms) between two pieces of a request body before a 408 */
+  bodyIdleTimeoutMs: number;
+  /** the most memory request tensors may hold at once: shared slabs plus bodies still arriving */
+  maxTensorMemoryBytes: number;
   /** tests only, never from the environment: honour the X-Test-Fault header */
   faultInjection: boolean;
 }
@@ -44,6 +48,26 @@ export function cpuQuota(readFile: (path: string) => string = (p) => readFileSyn
   return v2 ?? v1() ?? cores;
 }
 
+/** the container's memory limit in bytes (cgroup v2 `memory.max`, then v1), or null when none is set */
+export function memoryLimit(readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): number | null {
+  const attempt = (path: string): number | null => {
+    try {
+      const text = readFile(path).trim();
+      const bytes = Number(text);
+      // v2 says "max"; v1 says a number near 2^63 when unlimited
+      return text !== 'max' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : null;
+    } catch {
+      return null;
+    }
+  };
+  return attempt('/sys/fs/cgroup/memory.max') ?? attempt('/sys/fs/cgroup/memory/memory.limit_in_bytes');
+}
+
+/** API.md §7: half the container's memory limit, else 4 GiB (the slab pool caps it at wasm32's reach) */
+export function defaultTensorMemory(limit: number | null = memoryLimit()): number {
+  return limit === null ? 4 * 1024 ** 3 : Math.floor(limit / 2);
+}
+
 export const defaults: Readonly<Config> = Object.freeze({
   port: 8080,
   host: '0.0.0.0',
@@ -58,6 +82,8 @@ export const defaults: Readonly<Config> = Object.freeze({
   inlineMaxElements: 128 * 1024,
   minTaskElements: 64 * 1024,
   maxEventLoopDelayMs: 1000, // a main thread a second late is not keeping up
+  bodyIdleTimeoutMs: 10_000,
+  maxTensorMemoryBytes: defaultTensorMemory(), // the rest of the container: heap, sockets, answers
   faultInjection: false,
 });
 
@@ -74,6 +100,8 @@ const optionProperties = {
   inlineMaxElements: { type: 'integer', minimum: 0 },
   minTaskElements: { type: 'integer', minimum: 1 },
   maxEventLoopDelayMs: { type: 'integer', minimum: 0 },
+  bodyIdleTimeoutMs: { type: 'integer', minimum: 1 },
+  maxTensorMemoryBytes: { type: 'integer', minimum: 1024 * 1024 },
   faultInjection: { type: 'boolean' },
 } as const satisfies Record<keyof Config, object>;
 
@@ -82,6 +110,7 @@ const ENV_NAMES: Readonly<Partial<Record<keyof Config, string>>> = {
   port: 'PORT', host: 'HOST', workers: 'WORKERS', maxBodyBytes: 'MAX_BODY_BYTES', maxQueue: 'MAX_QUEUE',
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS', apiKeys: 'API_KEYS', logLevel: 'LOG_LEVEL',
   inlineMaxElements: 'INLINE_MAX_ELEMENTS', minTaskElements: 'MIN_TASK_ELEMENTS', maxEventLoopDelayMs: 'MAX_EVENT_LOOP_DELAY_MS',
+  bodyIdleTimeoutMs: 'BODY_IDLE_TIMEOUT_MS', maxTensorMemoryBytes: 'MAX_TENSOR_MEMORY_BYTES',
 };
 
 /** the same schemas under the variables' names; API_KEYS is comma-separated text there */

@@ -44,6 +44,7 @@ export const errors = {
   unauthorized: createError('NORM_ERR_UNAUTHORIZED', 'Authorization: a valid "Bearer <key>" is required', 401),
   notFound: createError('NORM_ERR_NOT_FOUND', '%s %s: no such route', 404),
   notAcceptable: createError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack', 406),
+  bodyStalled: createError('NORM_ERR_BODY_STALLED', 'body: no bytes arrived for %d ms', 408),
   bodyTooLarge: createError('NORM_ERR_BODY_TOO_LARGE', 'body: larger than the byte limit', 413),
   mediaType: createError('NORM_ERR_MEDIA_TYPE', 'Content-Type: %s; send application/json or application/msgpack', 415),
   mediaTypeInvalid: createError('NORM_ERR_MEDIA_TYPE', 'Content-Type: must be application/json or application/msgpack', 415),

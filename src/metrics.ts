@@ -38,8 +38,16 @@ export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
     collect() { this.set(slabs.inUseBytes); },
   });
   new Gauge({
-    name: 'norm_tensor_memory_reserved_bytes', help: 'shared tensor memory reserved: in use or kept for reuse', registers,
+    name: 'norm_tensor_memory_reserved_bytes', help: 'shared tensor memory grown so far: in use or free for reuse', registers,
     collect() { this.set(slabs.reservedBytes); },
+  });
+  new Gauge({
+    name: 'norm_body_memory_held_bytes', help: 'ordinary memory held by request bodies still arriving', registers,
+    collect() { this.set(slabs.heldBytes); },
+  });
+  new Gauge({
+    name: 'norm_tensor_memory_limit_bytes', help: 'the budget for tensor memory and arriving bodies together (MAX_TENSOR_MEMORY_BYTES)', registers,
+    collect() { this.set(slabs.limitBytes); },
   });
   return {
     registry,

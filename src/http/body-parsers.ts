@@ -1,5 +1,5 @@
-// request bodies: msgpack (three media types) read straight into a shared slab and decoded there;
-// JSON stays fastify's strict parser.
+// request bodies: msgpack (three media types) read into a shared slab and decoded there; JSON read
+// the same way (byte and idle limits, counted in the memory budget) and parsed by fastify's strict parser.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 // the subpath skips msgpackr's native string extractor: on bodies that live in shared memory it
@@ -8,8 +8,8 @@ import { Unpackr } from 'msgpackr/unpack';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
 import type { SlabPool } from '../memory/slab-pool.js';
-import { readBodyIntoSlab } from './body-reader.js';
-import { MSGPACK_TYPES } from './media-types.js';
+import { readBodyIntoSlab, readBodyText, type BodyLimits } from './body-reader.js';
+import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
 
 // maps decode as Map so bin keys (msgpack-numpy) survive; bin data stays a view of the body slab.
 // structuredClone off: its id/pointer extensions let a few hundred bytes decode to a DAG whose
@@ -23,11 +23,22 @@ declare module 'fastify' {
   }
 }
 
-export function registerBodyParsers(app: FastifyInstance, bodyLimit: number, slabs: SlabPool): void {
+export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, slabs: SlabPool): void {
   app.decorateRequest('parseMs', 0);
+  const bodyLimit = limits.maxBodyBytes;
+
+  // fastify's own JSON parser on our reader: the same proto- and constructor-poisoning checks
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(JSON_TYPE);
+  app.addContentTypeParser(JSON_TYPE, { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {
+    const text = await readBodyText(payload, request.headers['content-length'], limits, slabs);
+    return new Promise((resolve, reject) => {
+      parseJson(request, text, (err, body) => (err ? reject(err) : resolve(body)));
+    });
+  });
 
   app.addContentTypeParser([...MSGPACK_TYPES], { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {
-    const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], bodyLimit, slabs);
+    const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs);
     request.lease.hold(slab);
     const started = performance.now();
     try {

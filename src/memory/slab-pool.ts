@@ -1,12 +1,19 @@
 import { serviceError } from '../errors.js';
+import { BlockAllocator, GRANULE } from './block-allocator.js';
 
-// request memory: slabs carved out of one shared WebAssembly.Memory, reused by size class.
-// The memory's buffer is a SharedArrayBuffer the workers see too, so the wasm kernels can read
-// and write request tensors in place. A fresh 16 MiB allocation costs milliseconds; a reused one
-// nothing. Slabs hold stale bytes: every user writes before it reads.
+// request memory: slabs carved out of one shared WebAssembly.Memory by a best-fit allocator
+// (block-allocator.ts). The memory's buffer is a SharedArrayBuffer the workers see too, so the wasm
+// kernels read and write request tensors in place. The memory grows as slabs reach further and never
+// shrinks; growing it costs milliseconds, a reused range nothing. Slabs hold stale bytes: every user
+// writes before it reads.
+//
+// One budget, `limitBytes`, bounds everything requests hold: slabs, and the ordinary memory a body
+// holds while it arrives (its socket chunks, `hold`). Past it, the request gets a 503 instead of the
+// process outgrowing its container.
 
 const PAGE = 64 * 1024; // wasm page
-const MIN_CLASS = 4 * 1024; // 4 KiB
+/** wasm32 addresses end at 4 GiB; one page short of it, so a kernel's end pointer never wraps to 0 */
+export const MAX_TENSOR_MEMORY = 65535 * PAGE;
 
 export interface Slab {
   /** the memory's buffer as it was when the slab was handed out (it covers the slab) */
@@ -18,65 +25,74 @@ export interface Slab {
 
 export interface SlabPool {
   readonly memory: WebAssembly.Memory;
-  /** a slab of at least `bytes` bytes (its size may be larger) */
+  /** a slab of at least `bytes` bytes; throws the 503 `memoryExhausted` when the budget or the memory is full */
   acquire(bytes: number): Slab;
   /** give a slab back once nothing (no worker, no socket write) can touch it again */
   release(slab: Slab): void;
-  /** bytes of the memory handed out or cached */
+  /** counts `bytes` of ordinary memory held for a request against the budget; throws like acquire */
+  hold(bytes: number): void;
+  /** gives back what hold counted */
+  unhold(bytes: number): void;
+  /** the budget: slabs in use plus bytes held never exceed it */
+  readonly limitBytes: number;
+  /** bytes of the shared memory grown so far (in use or free for reuse) */
   readonly reservedBytes: number;
   /** bytes of the slabs handed out and not yet given back */
   readonly inUseBytes: number;
+  /** ordinary bytes held for requests (bodies still arriving) */
+  readonly heldBytes: number;
 }
 
-function sizeClass(bytes: number): number {
-  let size = MIN_CLASS;
-  while (size < bytes) size *= 2;
-  return size;
-}
-
-/** `maxBytes` caps the memory (wasm32: 4 GiB); past it, acquire throws and the request gets a 503 */
-export function createSlabPool(maxBytes: number): SlabPool {
-  // one page short of wasm32's 4 GiB: the kernels loop to an end pointer, which must not wrap to 0
-  const maximum = Math.min(65535, Math.floor(maxBytes / PAGE));
+export function createSlabPool(limitBytes: number): SlabPool {
+  const limit = Math.min(limitBytes, MAX_TENSOR_MEMORY - GRANULE);
+  // offset 0 stays unused because the wasm kernels read a null pointer as 0
+  const allocator = new BlockAllocator(GRANULE, GRANULE + limit);
+  const maximum = Math.ceil((GRANULE + limit) / PAGE);
   const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
-  const free = new Map<number, number[]>();
-  // bump pointer: everything below was handed out at least once; offset 0 stays unused because
-  // the wasm kernels read a null pointer as 0
-  let top = MIN_CLASS;
-  let inUse = 0;
+  let held = 0;
+  const fits = (bytes: number) => allocator.inUseBytes + held + bytes <= limit;
   return {
     memory,
     acquire(bytes) {
-      const size = sizeClass(bytes);
-      let offset = free.get(size)?.pop();
-      if (offset === undefined) {
-        // size classes are powers of two and start aligned, so blocks stay aligned to their size
-        offset = Math.ceil(top / Math.min(size, PAGE)) * Math.min(size, PAGE);
-        const end = offset + size;
-        const have = memory.buffer.byteLength;
-        if (end > have) {
-          const pages = Math.ceil((end - have) / PAGE);
-          if (have / PAGE + pages > maximum) {
-            throw serviceError('memoryExhausted');
-          }
-          memory.grow(pages);
-        }
-        top = end;
+      const block = allocator.allocate(bytes);
+      if (block === null) throw serviceError('memoryExhausted');
+      if (!fits(0)) {
+        // the block fits the memory, but with the bytes held for arriving bodies it exceeds the budget
+        allocator.release(block.offset);
+        throw serviceError('memoryExhausted');
       }
-      inUse += size;
-      return { memory: memory.buffer as unknown as SharedArrayBuffer, offset, size };
+      const end = block.offset + block.size;
+      const have = memory.buffer.byteLength;
+      if (end > have) {
+        try {
+          memory.grow(Math.ceil((end - have) / PAGE));
+        } catch {
+          // the system refused the pages: as full as the budget
+          allocator.release(block.offset);
+          throw serviceError('memoryExhausted');
+        }
+      }
+      return { memory: memory.buffer as unknown as SharedArrayBuffer, offset: block.offset, size: block.size };
     },
     release(slab) {
-      let list = free.get(slab.size);
-      if (list === undefined) free.set(slab.size, (list = []));
-      list.push(slab.offset);
-      inUse -= slab.size;
+      allocator.release(slab.offset);
     },
+    hold(bytes) {
+      if (!fits(bytes)) throw serviceError('memoryExhausted');
+      held += bytes;
+    },
+    unhold(bytes) {
+      held -= bytes;
+    },
+    limitBytes: limit,
     get reservedBytes() {
-      return top;
+      return memory.buffer.byteLength;
     },
     get inUseBytes() {
-      return inUse;
+      return allocator.inUseBytes;
+    },
+    get heldBytes() {
+      return held;
     },
   };
 }

@@ -50,7 +50,7 @@ describe('load and bench instruments, short mode', () => {
     if (out !== undefined) await rm(out, { recursive: true, force: true });
   }, RUN_TIMEOUT_MS);
 
-  it('load --short: 12 scenarios, service and echo each answer, 0 spot-check failures, report written', async () => {
+  it('load --short: 12 scenarios, service, echo and floor each answer, 0 spot-check failures, report written', async () => {
     const r = await load;
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     for (const id of SCENARIOS) expect(r.stdout).toContain(id);
@@ -59,13 +59,14 @@ describe('load and bench instruments, short mode', () => {
     const results = JSON.parse(readFileSync(join(out, 'load', 'results.json'), 'utf8'));
     expect(results.scenarios.map((s: { id: string }) => s.id).sort()).toEqual([...SCENARIOS].sort());
     for (const s of results.scenarios) {
-      for (const side of [s.service, s.echo]) {
+      for (const side of [s.service, s.echo, s.floor]) {
         expect(side.ok, s.id).toBeGreaterThan(0);
         expect(side.spotChecks, s.id).toBeGreaterThan(0);
         expect({ id: s.id, failures: side.spotCheckFailures, first: side.firstFailure }).toEqual({ id: s.id, failures: 0, first: null });
         expect(side.serverCpuPerReq, s.id).not.toBeNull();
       }
       expect(s.ratio.rps, s.id).toBeGreaterThan(0);
+      expect(s.floorRatio.rps, s.id).toBeGreaterThan(0);
     }
     const md = readFileSync(join(out, 'load', 'RESULTS.md'), 'utf8');
     expect(md).toContain('(results.svg)');

@@ -1,6 +1,7 @@
 // the server's real answers against openapi/openapi.json: every answer of the corpus must be one the
 // document lists (status, content type, headers, body), and every answer the document lists must be
 // produced by the corpus or be allow-listed here, so drift in either direction fails.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -17,7 +18,7 @@ const PROBE_TIMEOUT_MS = 20_000; // a loaded machine starts worker threads slowl
 const BASE: Partial<Config> = { logLevel: 'silent', workers: 1, maxEventLoopDelayMs: 0 };
 const CONFIGS: Record<AppName, Partial<Config>> = {
   open: BASE,
-  guarded: { ...BASE, apiKeys: [API_KEY], maxBodyBytes: 4096, faultInjection: true },
+  guarded: { ...BASE, apiKeys: [API_KEY], maxBodyBytes: 4096, faultInjection: true, bodyIdleTimeoutMs: 50 },
   draining: BASE,
 };
 
@@ -38,8 +39,11 @@ afterAll(async () => {
   await Promise.all(Object.values(apps).map(closeApp));
 });
 
-async function send(probe: Pick<Probe, 'app' | 'method' | 'url' | 'headers' | 'payload'>) {
-  return apps[probe.app].inject({ method: probe.method, url: probe.url, headers: probe.headers, payload: probe.payload } as InjectOptions);
+async function send(probe: Pick<Probe, 'app' | 'method' | 'url' | 'headers' | 'payload' | 'stalls'>) {
+  // a stalled body: its bytes, then nothing more, never an end
+  const payload = probe.stalls ? new Readable({ read() {} }) : probe.payload;
+  if (payload instanceof Readable) payload.push(probe.payload);
+  return apps[probe.app].inject({ method: probe.method, url: probe.url, headers: probe.headers, payload } as InjectOptions);
 }
 
 describe('every answer of the corpus is one the document lists', () => {

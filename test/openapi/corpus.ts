@@ -18,6 +18,8 @@ export interface Probe {
   code?: string;
   /** why a request the server accepts is outside the document's request schema */
   outsideRequestSchema?: string;
+  /** the payload is sent as a stream that stops after it without ending: a stalled body */
+  stalls?: true;
 }
 
 export const API_KEY = 'contract-key';
@@ -101,7 +103,7 @@ function batchProbes(): Probe[] {
 const get = (app: AppName, url: string, status: number, headers: Record<string, string> = {}): Probe =>
   ({ name: `GET ${url} (${app})`, app, method: 'GET', url, headers, status });
 
-/** 401, 413, 500 and 504 from the guarded server, 503 from the draining one, for every /v1 route */
+/** 401, 408, 413, 500 and 504 from the guarded server, 503 from the draining one, for every /v1 route */
 function guardedProbes(url: string, body: unknown): Probe[] {
   const big = { requests: [{ op: 'rmsnorm', input: { shape: [1024], data: new Array(1024).fill(1.5) } }] };
   return [
@@ -110,6 +112,7 @@ function guardedProbes(url: string, body: unknown): Probe[] {
     post('guarded', url, 'with a wrong key', msgpack(body, { authorization: 'Bearer nope' }), 401, 'NORM_ERR_UNAUTHORIZED'),
     post('guarded', url, 'JSON body over the 4 KiB limit', json(big, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
     post('guarded', url, 'msgpack body over the 4 KiB limit', msgpack({ ...big, pad: Buffer.alloc(8192) }, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
+    { ...post('guarded', url, 'a body that stalls', json(body, AUTH), 408, 'NORM_ERR_BODY_STALLED'), stalls: true },
     post('guarded', url, 'a worker that crashes', json(body, { ...AUTH, 'x-test-fault': 'crash-worker' }), 500, 'NORM_ERR_WORKER_FAILED'),
     post('guarded', url, 'a deadline of 20 ms on blocked work', json(body, { ...AUTH, 'x-test-fault': 'block', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
     post('draining', url, 'while draining', msgpack(body), 503, 'NORM_ERR_SHUTTING_DOWN'),

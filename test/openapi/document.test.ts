@@ -11,7 +11,7 @@ import { DOCUMENT_PATH, loadContract, readDocument, type Contract } from './cont
 
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'];
 const V1_OPERATIONS = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batch'];
-const V1_STATUSES = ['200', '400', '401', '406', '413', '415', '500', '503', '504'];
+const V1_STATUSES = ['200', '400', '401', '406', '408', '413', '415', '500', '503', '504'];
 // API.md §2–§6
 const ENDPOINTS = [
   'POST /v1/batch', 'POST /v1/layernorm', 'POST /v1/rmsnorm',

@@ -105,10 +105,11 @@ const ERROR_WHEN: Readonly<Record<number, string>> = {
   401: 'API keys are configured and the request has no valid Authorization: Bearer <key>. Checked before anything else.',
   404: 'No such route.',
   406: 'Accept allows neither application/json nor a msgpack type.',
+  408: 'The body stalled: no bytes arrived for BODY_IDLE_TIMEOUT_MS while it was being read. The connection is closed after the answer.',
   413: 'The body is over the byte limit (MAX_BODY_BYTES): by its Content-Length, or as the bytes arrive.',
   415: 'Content-Type is missing, or neither application/json nor a msgpack type.',
   500: 'An internal error, or a worker thread failed.',
-  503: 'The work queue is full or the server is shutting down.',
+  503: 'The work queue or tensor memory (MAX_TENSOR_MEMORY_BYTES) is full, or the server is shutting down. Transient: once memory is given back, every request that fits is served again.',
   504: "The request's deadline passed before its result was ready.",
 };
 
@@ -136,7 +137,7 @@ function okResponse(description: string, json: object, msgpack: object, examples
   return { description, headers: { 'Server-Timing': serverTiming }, content };
 }
 
-const V1_ERRORS = [400, 401, 406, 413, 415, 500, 503, 504];
+const V1_ERRORS = [400, 401, 406, 408, 413, 415, 500, 503, 504];
 
 function v1Responses(ok: object) {
   return { 200: ok, ...Object.fromEntries(V1_ERRORS.map((status) => [status, errorResponse(status)])) };

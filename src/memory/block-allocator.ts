@@ -1,0 +1,92 @@
+// hands out blocks of an address range [start, end): best fit from a free list sorted by address,
+// splitting a larger free block and coalescing neighbours on release. A freed block serves any later
+// request that fits, so no sequence of requests can leave free memory unusable by size (the size-class
+// lists this replaced kept a burst's 64 MiB blocks for 64 MiB requests only). Bookkeeping lives here,
+// outside the memory, so a worker writing tensor data can never corrupt it.
+//
+// @thi.ng/malloc's MemPool was weighed: it keeps its block headers inside the buffer, next to the tensor
+// data the workers write, and takes a fixed buffer, where ours grows a wasm memory as blocks reach it.
+
+/** blocks start and end on this many bytes: a cache line, more than any SIMD load or Float64Array needs */
+export const GRANULE = 64;
+
+interface Free {
+  offset: number;
+  size: number;
+}
+
+export class BlockAllocator {
+  /** free blocks, sorted by offset, never touching each other (they would have been merged) */
+  private readonly free: Free[];
+  /** offset → size of every block handed out */
+  private readonly used = new Map<number, number>();
+  private usedBytes = 0;
+
+  constructor(start: number, end: number) {
+    const first = roundUp(start);
+    this.free = end - first >= GRANULE ? [{ offset: first, size: roundDown(end - first) }] : [];
+  }
+
+  /** the offset of a block of at least `bytes` (rounded up to the granule), or null when none fits */
+  allocate(bytes: number): { offset: number; size: number } | null {
+    const size = roundUp(Math.max(bytes, 1));
+    let best = -1;
+    for (let i = 0; i < this.free.length; i++) {
+      const candidate = this.free[i].size;
+      // best fit, the lower address on a tie: small requests fill holes and the top stays whole
+      if (candidate >= size && (best < 0 || candidate < this.free[best].size)) best = i;
+    }
+    if (best < 0) return null;
+    const block = this.free[best];
+    const offset = block.offset;
+    if (block.size === size) this.free.splice(best, 1);
+    else {
+      block.offset += size;
+      block.size -= size;
+    }
+    this.used.set(offset, size);
+    this.usedBytes += size;
+    return { offset, size };
+  }
+
+  /** gives back the block at `offset`; a double release or an unknown offset throws (a bug, not input) */
+  release(offset: number): void {
+    const size = this.used.get(offset);
+    if (size === undefined) throw new Error(`block allocator: no block at ${offset}`);
+    this.used.delete(offset);
+    this.usedBytes -= size;
+    // first free block above the released one
+    let lo = 0;
+    let hi = this.free.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.free[mid].offset < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    const before = lo > 0 ? this.free[lo - 1] : null;
+    const after = lo < this.free.length ? this.free[lo] : null;
+    const joinsBefore = before !== null && before.offset + before.size === offset;
+    const joinsAfter = after !== null && offset + size === after.offset;
+    if (joinsBefore && joinsAfter) {
+      before.size += size + after.size;
+      this.free.splice(lo, 1);
+    } else if (joinsBefore) before.size += size;
+    else if (joinsAfter) {
+      after.offset = offset;
+      after.size += size;
+    } else this.free.splice(lo, 0, { offset, size });
+  }
+
+  /** bytes handed out and not yet given back */
+  get inUseBytes(): number {
+    return this.usedBytes;
+  }
+
+  /** the largest block allocate() could hand out now */
+  get largestFree(): number {
+    return this.free.reduce((largest, block) => Math.max(largest, block.size), 0);
+  }
+}
+
+const roundUp = (bytes: number) => Math.ceil(bytes / GRANULE) * GRANULE;
+const roundDown = (bytes: number) => Math.floor(bytes / GRANULE) * GRANULE;

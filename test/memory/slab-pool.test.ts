@@ -1,0 +1,41 @@
+// the slab pool's one budget: slabs and held body bytes together never exceed the limit, a refusal is
+// the 503 memoryExhausted, and memory given back serves any size again.
+import { describe, expect, it } from 'vitest';
+import { createSlabPool } from '../../src/memory/slab-pool.js';
+
+const MiB = 1024 * 1024;
+
+describe('createSlabPool', () => {
+  it('refuses past the budget with the coded 503, and serves again once memory is back', () => {
+    const slabs = createSlabPool(8 * MiB);
+    const a = slabs.acquire(4 * MiB);
+    const b = slabs.acquire(4 * MiB);
+    expect(slabs.inUseBytes).toBe(8 * MiB);
+    expect(() => slabs.acquire(1)).toThrow(expect.objectContaining({ code: 'NORM_ERR_OVERLOADED', statusCode: 503 }));
+    slabs.release(a);
+    slabs.release(b);
+    const whole = slabs.acquire(8 * MiB);
+    expect(whole.size).toBe(8 * MiB);
+    expect(new Uint8Array(whole.memory, whole.offset, whole.size).length).toBe(8 * MiB); // the memory grew to cover it
+    slabs.release(whole);
+    expect(slabs.inUseBytes).toBe(0);
+  });
+
+  it('counts bytes held for arriving bodies against the same budget', () => {
+    const slabs = createSlabPool(8 * MiB);
+    slabs.hold(6 * MiB);
+    expect(() => slabs.acquire(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
+    expect(slabs.inUseBytes).toBe(0); // the refused block went back
+    expect(() => slabs.hold(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
+    slabs.unhold(6 * MiB);
+    expect(slabs.heldBytes).toBe(0);
+    slabs.release(slabs.acquire(8 * MiB));
+  });
+
+  it('hands out exact sizes, not powers of two: a 16 MiB body takes 16 MiB', () => {
+    const slabs = createSlabPool(64 * MiB);
+    const slab = slabs.acquire(16 * MiB + 10);
+    expect(slab.size).toBe(16 * MiB + 64);
+    slabs.release(slab);
+  });
+});
