@@ -10,7 +10,8 @@
 #   2. build the images; run the service with a 1-CPU quota and a read-only root; wait for
 #      healthy; real RMSNorm and LayerNorm requests with checked numbers; non-root; no
 #      sources, tests or dev dependencies in the image; `docker stop` drains requests in
-#      flight and the exit code is 0
+#      flight and the exit code is 0; with --memory 512m, bursts of concurrent 16 MiB requests
+#      get only 200 (checked) or 503 with Retry-After, and the container is never OOM-killed
 #   3. compose: 3 replicas behind HAProxy on 127.0.0.1; autocannon through it for
 #      LOAD_SECONDS; one replica SIGKILLed (host PID) in the middle; zero failed requests
 #      and the replica back in rotation
@@ -168,6 +169,26 @@ exit_code=$($DOCKER inspect -f '{{.State.ExitCode}}' "$SINGLE")
 $DOCKER logs "$SINGLE" 2>&1 | grep -q '"drained"' || fail "no \"drained\" in the server log"
 pass "docker stop: 4 large requests in flight all answered 200, server logged drained, exit code 0"
 $DOCKER rm "$SINGLE" >/dev/null
+
+# a container with a memory limit takes bursts of concurrent 16 MiB requests: tensor memory is
+# sized from its cgroup (half of 512 MiB), so it answers 200 or 503 and is never OOM-killed
+port=$(free_port)
+$DOCKER run -d --name "$SINGLE" --memory 512m --memory-swap 512m --read-only -p "127.0.0.1:$port:8080" "$APP_IMAGE" >/dev/null
+for _ in $(seq 1 120); do
+  [ "$($DOCKER inspect -f '{{.State.Health.Status}}' "$SINGLE")" = healthy ] && break
+  sleep 0.5
+done
+limit=$(node -e "fetch(process.argv[1]).then(r=>r.text()).then(t=>console.log((/^norm_tensor_memory_limit_bytes (\\d+)/m.exec(t)||[])[1]))" "http://127.0.0.1:$port/metrics")
+[ "$limit" = 268435456 ] || fail "--memory 512m: tensor memory limit $limit, expected 268435456 (half the cgroup limit)"
+pass "--memory 512m: MAX_TENSOR_MEMORY_BYTES defaults to half the cgroup limit (256 MiB)"
+burst=$(node docker/memory-burst.mjs "http://127.0.0.1:$port" 32,64,32,16) || { $DOCKER logs "$SINGLE" 2>&1 | tail -20; fail "memory bursts: $burst"; }
+state=$($DOCKER inspect -f '{{.State.Running}} {{.State.OOMKilled}} {{.RestartCount}}' "$SINGLE")
+[ "$state" = "true false 0" ] || fail "after the bursts the container is not running unharmed (running, OOM-killed, restarts): $state"
+node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "http://127.0.0.1:$port/readyz" || fail "/readyz after the bursts"
+node docker/smoke.mjs "http://127.0.0.1:$port" >/dev/null || fail "requests after the bursts"
+usage=$($DOCKER stats --no-stream --format '{{.MemUsage}}' "$SINGLE")
+pass "--memory 512m, bursts of 32, 64, 32 and 16 concurrent 16 MiB requests: $burst; running, not OOM-killed, 0 restarts, ready, memory $usage"
+$DOCKER rm -f "$SINGLE" >/dev/null
 step_done
 
 # ---- 3. compose: replicas behind the load balancer ----------------------------------------

@@ -49,20 +49,35 @@ export class BlockAllocator {
     return { offset, size };
   }
 
+  /**
+   * grows the block at `offset` in place to at least `bytes`, when the free run right after it is
+   * long enough; its new size, or null (the caller then moves it)
+   */
+  extend(offset: number, bytes: number): number | null {
+    const size = this.used.get(offset);
+    if (size === undefined) throw new Error(`block allocator: no block at ${offset}`);
+    const want = roundUp(bytes);
+    if (want <= size) return size;
+    const i = this.firstFreeAt(offset);
+    const next = i < this.free.length ? this.free[i] : null;
+    if (next === null || next.offset !== offset + size || next.size < want - size) return null;
+    if (next.size === want - size) this.free.splice(i, 1);
+    else {
+      next.offset += want - size;
+      next.size -= want - size;
+    }
+    this.used.set(offset, want);
+    this.usedBytes += want - size;
+    return want;
+  }
+
   /** gives back the block at `offset`; a double release or an unknown offset throws (a bug, not input) */
   release(offset: number): void {
     const size = this.used.get(offset);
     if (size === undefined) throw new Error(`block allocator: no block at ${offset}`);
     this.used.delete(offset);
     this.usedBytes -= size;
-    // first free block above the released one
-    let lo = 0;
-    let hi = this.free.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.free[mid].offset < offset) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = this.firstFreeAt(offset);
     const before = lo > 0 ? this.free[lo - 1] : null;
     const after = lo < this.free.length ? this.free[lo] : null;
     const joinsBefore = before !== null && before.offset + before.size === offset;
@@ -75,6 +90,18 @@ export class BlockAllocator {
       after.offset = offset;
       after.size += size;
     } else this.free.splice(lo, 0, { offset, size });
+  }
+
+  /** the index of the first free block at or above `offset` */
+  private firstFreeAt(offset: number): number {
+    let lo = 0;
+    let hi = this.free.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.free[mid].offset < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** bytes handed out and not yet given back */

@@ -27,6 +27,11 @@ export interface SlabPool {
   readonly memory: WebAssembly.Memory;
   /** a slab of at least `bytes` bytes; throws the 503 `memoryExhausted` when the budget or the memory is full */
   acquire(bytes: number): Slab;
+  /**
+   * the slab grown to at least `bytes`, its first `keep` bytes kept: in place when the memory after it
+   * is free, else moved (the old slab is given back). Throws like acquire, leaving `slab` as it was.
+   */
+  grow(slab: Slab, bytes: number, keep: number): Slab;
   /** give a slab back once nothing (no worker, no socket write) can touch it again */
   release(slab: Slab): void;
   /** counts `bytes` of ordinary memory held for a request against the budget; throws like acquire */
@@ -51,28 +56,43 @@ export function createSlabPool(limitBytes: number): SlabPool {
   const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
   let held = 0;
   const fits = (bytes: number) => allocator.inUseBytes + held + bytes <= limit;
-  return {
+  /** grows the memory to cover [0, end); false when the system refuses the pages */
+  const cover = (end: number): boolean => {
+    const have = memory.buffer.byteLength;
+    if (end <= have) return true;
+    try {
+      memory.grow(Math.ceil((end - have) / PAGE));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const slabAt = (offset: number, size: number): Slab => ({ memory: memory.buffer as unknown as SharedArrayBuffer, offset, size });
+  const pool: SlabPool = {
     memory,
     acquire(bytes) {
       const block = allocator.allocate(bytes);
       if (block === null) throw serviceError('memoryExhausted');
-      if (!fits(0)) {
-        // the block fits the memory, but with the bytes held for arriving bodies it exceeds the budget
+      // the block fits the memory, but may not the budget (bytes held for arriving bodies count too)
+      // or the system (pages refused: as full as the budget)
+      if (!fits(0) || !cover(block.offset + block.size)) {
         allocator.release(block.offset);
         throw serviceError('memoryExhausted');
       }
-      const end = block.offset + block.size;
-      const have = memory.buffer.byteLength;
-      if (end > have) {
-        try {
-          memory.grow(Math.ceil((end - have) / PAGE));
-        } catch {
-          // the system refused the pages: as full as the budget
-          allocator.release(block.offset);
-          throw serviceError('memoryExhausted');
-        }
+      return slabAt(block.offset, block.size);
+    },
+    grow(slab, bytes, keep) {
+      if (bytes <= slab.size) return slab;
+      // pages first, so a grown block is always covered (growing the memory past a block that then
+      // cannot extend costs address space only: untouched pages are not resident)
+      if (fits(bytes - slab.size) && cover(slab.offset + bytes + GRANULE)) {
+        const size = allocator.extend(slab.offset, bytes);
+        if (size !== null) return slabAt(slab.offset, size);
       }
-      return { memory: memory.buffer as unknown as SharedArrayBuffer, offset: block.offset, size: block.size };
+      const moved = pool.acquire(bytes);
+      new Uint8Array(moved.memory, moved.offset, keep).set(new Uint8Array(moved.memory, slab.offset, keep));
+      allocator.release(slab.offset);
+      return moved;
     },
     release(slab) {
       allocator.release(slab.offset);
@@ -95,4 +115,5 @@ export function createSlabPool(limitBytes: number): SlabPool {
       return held;
     },
   };
+  return pool;
 }

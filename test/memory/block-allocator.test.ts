@@ -7,12 +7,13 @@ import { BlockAllocator, GRANULE } from '../../src/memory/block-allocator.js';
 const START = GRANULE;
 const END = GRANULE + 1024 * GRANULE; // 64 KiB of room
 
-type Step = { acquire: number } | { release: number };
+type Step = { acquire: number } | { release: number } | { extend: number; by: number };
 
 const steps = fc.array(
   fc.oneof(
     fc.record({ acquire: fc.oneof(fc.integer({ min: 1, max: 200 }), fc.integer({ min: 1, max: 40 * 1024 })) }),
     fc.record({ release: fc.nat() }),
+    fc.record({ extend: fc.nat(), by: fc.integer({ min: 1, max: 8 * 1024 }) }),
   ),
   { maxLength: 300 },
 );
@@ -41,6 +42,16 @@ describe('BlockAllocator', () => {
           expect(block.offset + block.size).toBeLessThanOrEqual(END);
           live.push(block);
           expect(disjoint(live)).toBe(true);
+        } else if ('extend' in step) {
+          if (live.length === 0) continue;
+          const block = live[step.extend % live.length];
+          const size = allocator.extend(block.offset, block.size + step.by);
+          if (size !== null) {
+            expect(size).toBeGreaterThanOrEqual(block.size + step.by);
+            expect(block.offset + size).toBeLessThanOrEqual(END);
+            block.size = size;
+            expect(disjoint(live)).toBe(true);
+          }
         } else if (live.length > 0) {
           const [block] = live.splice(step.release % live.length, 1);
           allocator.release(block.offset);

@@ -32,6 +32,24 @@ describe('createSlabPool', () => {
     slabs.release(slabs.acquire(8 * MiB));
   });
 
+  it('grows a slab in place when the memory after it is free, else moves it keeping its bytes', () => {
+    const slabs = createSlabPool(8 * MiB);
+    const a = slabs.acquire(64 * 1024);
+    new Uint8Array(a.memory, a.offset, 3).set([1, 2, 3]);
+    const inPlace = slabs.grow(a, 1 * MiB, 3);
+    expect(inPlace.offset).toBe(a.offset);
+    const blocker = slabs.acquire(64 * 1024); // right after it now
+    const moved = slabs.grow(inPlace, 2 * MiB, 3);
+    expect(moved.offset).not.toBe(a.offset);
+    expect([...new Uint8Array(moved.memory, moved.offset, 3)]).toEqual([1, 2, 3]);
+    expect(slabs.inUseBytes).toBe(2 * MiB + 64 * 1024);
+    expect(() => slabs.grow(moved, 16 * MiB, 3)).toThrow(expect.objectContaining({ statusCode: 503 }));
+    expect(slabs.inUseBytes).toBe(2 * MiB + 64 * 1024); // the failed grow left it as it was
+    slabs.release(moved);
+    slabs.release(blocker);
+    expect(slabs.inUseBytes).toBe(0);
+  });
+
   it('hands out exact sizes, not powers of two: a 16 MiB body takes 16 MiB', () => {
     const slabs = createSlabPool(64 * MiB);
     const slab = slabs.acquire(16 * MiB + 10);
