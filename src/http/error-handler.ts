@@ -87,9 +87,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (mapped.code === 'NORM_ERR_OVERLOADED' || mapped.code === 'NORM_ERR_SHUTTING_DOWN') reply.header('retry-after', '1');
     // fastify closes the connection after any body-reading error, and a client still sending its
     // body then meets a reset (EPIPE) instead of this answer. Overload is transient and the client
-    // is sending what it declared: keep the connection, and Node reads the rest of the body and
+    // is sending what it declared: keep the connection, and Node reads any rest of the body and
     // throws it away (nothing is held for it) before the next request on the connection
-    if (mapped.code === 'NORM_ERR_OVERLOADED' && !request.raw.complete) reply.removeHeader('connection');
+    if (mapped.code === 'NORM_ERR_OVERLOADED') reply.removeHeader('connection');
     return sendError(reply, mapped);
   });
   app.setNotFoundHandler((request, reply) =>
