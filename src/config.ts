@@ -26,41 +26,35 @@ export interface Config {
   faultInjection: boolean;
 }
 
+type ReadFile = (path: string) => string;
+const readText: ReadFile = (path) => readFileSync(path, 'utf8');
+
+/** a cgroup file as a number; NaN when it is missing (no cgroup, or the other version) or says "max" */
+function cgroupNumber(readFile: ReadFile, path: string, field = 0): number {
+  try {
+    return Number(readFile(path).trim().split(/\s+/)[field]);
+  } catch {
+    return NaN;
+  }
+}
+
 /** CPUs this process may use: the cgroup CPU quota (v2, then v1) when one is set, else the cores */
-export function cpuQuota(readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): number {
+export function cpuQuota(readFile: ReadFile = readText): number {
   const cores = availableParallelism();
-  const attempt = (read: () => [number, number] | null): number | null => {
-    try {
-      const pair = read();
-      return pair && pair[0] > 0 && pair[1] > 0 ? Math.max(1, Math.min(cores, Math.ceil(pair[0] / pair[1]))) : null;
-    } catch {
-      return null;
-    }
-  };
-  const v2 = attempt(() => {
-    const [quota, period] = readFile('/sys/fs/cgroup/cpu.max').trim().split(/\s+/);
-    return quota === 'max' ? null : [Number(quota), Number(period)];
-  });
-  const v1 = () => attempt(() => [
-    Number(readFile('/sys/fs/cgroup/cpu/cpu.cfs_quota_us')),
-    Number(readFile('/sys/fs/cgroup/cpu/cpu.cfs_period_us')),
-  ]);
-  return v2 ?? v1() ?? cores;
+  const cpus = (quota: number, period: number) => (quota > 0 && period > 0 ? Math.max(1, Math.min(cores, Math.ceil(quota / period))) : null);
+  return cpus(cgroupNumber(readFile, '/sys/fs/cgroup/cpu.max'), cgroupNumber(readFile, '/sys/fs/cgroup/cpu.max', 1))
+    ?? cpus(cgroupNumber(readFile, '/sys/fs/cgroup/cpu/cpu.cfs_quota_us'), cgroupNumber(readFile, '/sys/fs/cgroup/cpu/cpu.cfs_period_us'))
+    ?? cores;
 }
 
 /** the container's memory limit in bytes (cgroup v2 `memory.max`, then v1), or null when none is set */
-export function memoryLimit(readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): number | null {
-  const attempt = (path: string): number | null => {
-    try {
-      const text = readFile(path).trim();
-      const bytes = Number(text);
-      // v2 says "max"; v1 says a number near 2^63 when unlimited
-      return text !== 'max' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : null;
-    } catch {
-      return null;
-    }
-  };
-  return attempt('/sys/fs/cgroup/memory.max') ?? attempt('/sys/fs/cgroup/memory/memory.limit_in_bytes');
+export function memoryLimit(readFile: ReadFile = readText): number | null {
+  for (const path of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
+    // unlimited: v2 says "max" (NaN), v1 a number near 2^63 (not a safe integer)
+    const bytes = cgroupNumber(readFile, path);
+    if (Number.isSafeInteger(bytes) && bytes > 0) return bytes;
+  }
+  return null;
 }
 
 /** API.md §7: half the container's memory limit, else 4 GiB (the slab pool caps it at wasm32's reach) */

@@ -21,34 +21,15 @@ export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
   const registers = [registry];
-  new Gauge({
-    name: 'norm_pool_queue_depth', help: 'tasks waiting for a worker thread', registers,
-    collect() { this.set(pool.piscina.queueSize); },
-  });
-  new Gauge({
-    name: 'norm_pool_utilization', help: 'share of worker-thread capacity in use since start (0..1)', registers,
-    collect() { this.set(pool.piscina.utilization); },
-  });
-  new Gauge({
-    name: 'norm_pool_workers', help: 'live worker threads', registers,
-    collect() { this.set(pool.piscina.threads.length); },
-  });
-  new Gauge({
-    name: 'norm_tensor_memory_in_use_bytes', help: 'shared tensor memory held by requests', registers,
-    collect() { this.set(slabs.inUseBytes); },
-  });
-  new Gauge({
-    name: 'norm_tensor_memory_reserved_bytes', help: 'shared tensor memory grown so far: in use or free for reuse', registers,
-    collect() { this.set(slabs.reservedBytes); },
-  });
-  new Gauge({
-    name: 'norm_body_memory_held_bytes', help: 'ordinary memory held by request bodies still arriving', registers,
-    collect() { this.set(slabs.heldBytes); },
-  });
-  new Gauge({
-    name: 'norm_tensor_memory_limit_bytes', help: 'the budget for tensor memory and arriving bodies together (MAX_TENSOR_MEMORY_BYTES)', registers,
-    collect() { this.set(slabs.limitBytes); },
-  });
+  /** a gauge read when /metrics is scraped */
+  const gauge = (name: string, help: string, read: () => number) => new Gauge({ name, help, registers, collect() { this.set(read()); } });
+  gauge('norm_pool_queue_depth', 'tasks waiting for a worker thread', () => pool.piscina.queueSize);
+  gauge('norm_pool_utilization', 'share of worker-thread capacity in use since start (0..1)', () => pool.piscina.utilization);
+  gauge('norm_pool_workers', 'live worker threads', () => pool.piscina.threads.length);
+  gauge('norm_tensor_memory_in_use_bytes', 'shared tensor memory held by requests', () => slabs.inUseBytes);
+  gauge('norm_tensor_memory_reserved_bytes', 'shared tensor memory grown so far: in use or free for reuse', () => slabs.reservedBytes);
+  gauge('norm_body_memory_held_bytes', 'ordinary memory held by request bodies still arriving', () => slabs.heldBytes);
+  gauge('norm_tensor_memory_limit_bytes', 'the budget for tensor memory and arriving bodies together (MAX_TENSOR_MEMORY_BYTES)', () => slabs.limitBytes);
   return {
     registry,
     requests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers }),

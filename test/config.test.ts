@@ -1,7 +1,9 @@
-// settings: the environment and buildApp's options are checked against the same schemas.
-import { expect, it } from 'vitest';
+// settings: the environment and buildApp's options are checked against the same schemas; the
+// container's limits are read from its cgroup.
+import { availableParallelism } from 'node:os';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { defaults, loadConfig, resolveConfig } from '../src/config.js';
+import { cpuQuota, defaults, defaultTensorMemory, loadConfig, memoryLimit, resolveConfig } from '../src/config.js';
 
 it('the environment maps to options, API_KEYS split on commas and trimmed', () => {
   const config = loadConfig({ PORT: '9000', WORKERS: '3', API_KEYS: ' a, b ,,c', LOG_LEVEL: 'warn', UNRELATED: 'x' });
@@ -25,4 +27,35 @@ it('options are not coerced, and a bad or unknown one is named', () => {
 
 it('buildApp refuses bad options before it starts a worker', async () => {
   await expect(buildApp({ maxQueue: -1 })).rejects.toThrow('buildApp options: maxQueue: must be >= 1');
+});
+
+describe('limits read from the cgroup', () => {
+  /** a file system of these files only; any other path is missing */
+  const files = (contents: Record<string, string>) => (path: string) => {
+    if (!(path in contents)) throw new Error(`ENOENT: ${path}`);
+    return contents[path];
+  };
+  const cores = availableParallelism();
+
+  it('CPUs: v2 cpu.max, then v1 quota/period, else the cores; never more than the cores', () => {
+    expect(cpuQuota(files({ '/sys/fs/cgroup/cpu.max': '150000 100000\n' }))).toBe(Math.min(cores, 2));
+    expect(cpuQuota(files({ '/sys/fs/cgroup/cpu.max': '50000 100000\n' }))).toBe(1);
+    expect(cpuQuota(files({ '/sys/fs/cgroup/cpu.max': 'max 100000\n', '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '100000\n', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' }))).toBe(1);
+    expect(cpuQuota(files({ '/sys/fs/cgroup/cpu/cpu.cfs_quota_us': '-1\n', '/sys/fs/cgroup/cpu/cpu.cfs_period_us': '100000\n' }))).toBe(cores);
+    expect(cpuQuota(files({ '/sys/fs/cgroup/cpu.max': `${(cores + 3) * 100000} 100000` }))).toBe(cores);
+    expect(cpuQuota(files({}))).toBe(cores);
+  });
+
+  it('memory: v2 memory.max, then v1 memory.limit_in_bytes; "max" and v1\'s near-2^63 mean none', () => {
+    expect(memoryLimit(files({ '/sys/fs/cgroup/memory.max': '536870912\n' }))).toBe(536870912);
+    expect(memoryLimit(files({ '/sys/fs/cgroup/memory.max': 'max\n' }))).toBeNull();
+    expect(memoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '536870912\n' }))).toBe(536870912);
+    expect(memoryLimit(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712\n' }))).toBeNull();
+    expect(memoryLimit(files({}))).toBeNull();
+  });
+
+  it('tensor memory defaults to half the container limit, else 4 GiB', () => {
+    expect(defaultTensorMemory(536870912)).toBe(268435456);
+    expect(defaultTensorMemory(null)).toBe(4 * 1024 ** 3);
+  });
 });

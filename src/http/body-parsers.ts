@@ -25,19 +25,19 @@ declare module 'fastify' {
 
 export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, slabs: SlabPool): void {
   app.decorateRequest('parseMs', 0);
-  const bodyLimit = limits.maxBodyBytes;
+  // the reader enforces the limits (fastify reads a parser's own bodyLimit only for parseAs parsers)
 
   // fastify's own JSON parser on our reader: the same proto- and constructor-poisoning checks
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser(JSON_TYPE);
-  app.addContentTypeParser(JSON_TYPE, { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {
+  app.addContentTypeParser(JSON_TYPE, async (request: FastifyRequest, payload: Readable) => {
     const text = await readBodyText(payload, request.headers['content-length'], limits, slabs);
     return new Promise((resolve, reject) => {
       parseJson(request, text, (err, body) => (err ? reject(err) : resolve(body)));
     });
   });
 
-  app.addContentTypeParser([...MSGPACK_TYPES], { bodyLimit }, async (request: FastifyRequest, payload: Readable) => {
+  app.addContentTypeParser([...MSGPACK_TYPES], async (request: FastifyRequest, payload: Readable) => {
     const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs);
     request.lease.hold(slab);
     const started = performance.now();

@@ -20,7 +20,7 @@ const RECOVERY_BOUND_MS = 5_000;
 
 // The memory bound, from the limits. Admission lets at most MAX_QUEUE + WORKERS = 9 requests in at
 // once (the rest are answered 503 before their bodies are read), and each admitted one holds at most:
-//   body        512 KiB of socket chunks while it arrives, then copied into a shared slab: 1 MiB
+//   body        a shared slab growing as the 512 KiB arrive (a moved slab's old block is freed): 1 MiB
 //   shared      the job's slab: output 512 KiB + scale 8 KiB + msgpack header: 0.6 MiB, say 1 MiB
 //               (this body's bin data starts at byte 48, 4-aligned, so the input is read in place)
 //   response    at most one copy of the 512 KiB answer while it is written: 1 MiB (none today:
