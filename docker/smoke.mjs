@@ -60,6 +60,7 @@ const out = new Float32Array(mp.output.data.buffer.slice(mp.output.data.byteOffs
 assertClose('rmsnorm 64x4096 msgpack', out, reference('rmsnorm', big, 4096));
 
 await get('/metrics', 'norm_pool_workers');
+await get('/docs/api.md', '# '); // the image carries docs/
 // the API documentation, where this build serves it (a 404 means it has no such route yet)
 const docs = [];
 for (const [path, expected] of [['/openapi.json', '"openapi"'], ['/docs', 'swagger']]) {
@@ -69,4 +70,4 @@ for (const [path, expected] of [['/openapi.json', '"openapi"'], ['/docs', 'swagg
   if (res.status !== 200 || !text.toLowerCase().includes(expected)) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 200)}`);
   docs.push(path);
 }
-console.log(`smoke: ${base} rmsnorm (worked example, 64x4096 msgpack) and layernorm (3x5 weight bias stats) within 1e-5; healthz, readyz (${ready.workers} workers), metrics${docs.map((d) => `, ${d}`).join('')} ok`);
+console.log(`smoke: ${base} rmsnorm (worked example, 64x4096 msgpack) and layernorm (3x5 weight bias stats) within 1e-5; healthz, readyz (${ready.workers} workers), metrics, /docs/api.md${docs.map((d) => `, ${d}`).join('')} ok`);

@@ -1,5 +1,6 @@
 // npm run bench: the compiled kernels on one thread, as GB/s and as a share of a memory copy
-// of the same bytes measured in the same run; and the real pool, 1 worker against 2.
+// of the same bytes measured in the same run; and the real pool, 1 worker against 2. The
+// per-channel ops (BatchNorm, GroupNorm) are measured the same way in bench-channels.ts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -12,12 +13,15 @@ import type { NormBuffers, NormParams } from '../dist/kernels/types.js';
 import { loadWasmKernels, preparedBytes } from '../dist/kernels/wasm-kernels.js';
 import { defaults } from '../dist/config.js';
 import { createMetrics } from '../dist/metrics.js';
-import { allocateJob } from '../dist/jobs/allocate.js';
+import { allocateRowJob } from '../dist/jobs/allocate.js';
+import type { RowRequest } from '../dist/jobs/checked-request.js';
 import { Deadline } from '../dist/jobs/deadline.js';
 import { OPERATIONS } from '../dist/ops/registry.js';
 import { runJobs, type RunContext } from '../dist/jobs/run.js';
 import { createPool } from '../dist/pool/pool.js';
 import { createSlabPool } from '../dist/memory/slab-pool.js';
+import { benchChannels, printChannels } from './bench-channels.js';
+import { createTimer } from './bench-timing.js';
 import { commandLine, machine, median } from './machine.js';
 import { bfloat16Bits, bfloat16Value, compareValues, randomRows, referenceRows, type Op } from './reference.js';
 import { writeReport } from './report.js';
@@ -40,7 +44,8 @@ const { values: args } = parseArgs({
 if (args.help) {
   process.stdout.write(`npm run bench -- [--short] [--samples <n>] [--out <dir>]
 
-  --short        CI mode: rows cut to at most 64, two samples; proves the bench runs, times nothing
+  --short        CI mode: rows cut to at most 64 (per-channel ops: the batch to 2), two samples;
+                 proves the bench runs, times nothing
   --samples <n>  timed samples per figure, median reported (default 7; pool 11)
   --out <dir>    where bench.json and RESULTS.md go (default load/; with --short, dist-load/short/)
 `);
@@ -52,32 +57,7 @@ const minSampleMs = short ? 1 : 100; // each sample repeats a call until this lo
 const out = resolve(args.out ?? (short ? join(ROOT, 'dist-load', 'short') : join(ROOT, 'load')));
 const cut = (s: [number, number]): [number, number] => (short ? [Math.min(s[0], 64), s[1]] : s);
 
-function timeOnce(fn: () => void, reps: number): number {
-  const t0 = performance.now();
-  for (let r = 0; r < reps; r++) fn();
-  return (performance.now() - t0) / reps;
-}
-
-function repsFor(fn: () => void): number {
-  fn(); // first call: compile
-  const once = timeOnce(fn, 1);
-  const reps = Math.max(1, Math.ceil(minSampleMs / Math.max(once, 1e-3)));
-  timeOnce(fn, reps); // warm-up at full length
-  return reps;
-}
-
-/** median ms per call of a and of b, sampled alternately so drift hits both alike */
-function timeAlternately(a: () => void, b: () => void): [number, number] {
-  const ra = repsFor(a);
-  const rb = repsFor(b);
-  const ta: number[] = [];
-  const tb: number[] = [];
-  for (let s = 0; s < samples; s++) {
-    ta.push(timeOnce(a, ra));
-    tb.push(timeOnce(b, rb));
-  }
-  return [median(ta), median(tb)];
-}
+const timer = createTimer(samples, minSampleMs);
 
 /** rows first, middle and last of y against the float64 reference */
 function checkRows(op: Op, x: Float32Array, y: ArrayLike<number>, rows: number, n: number, bf16: boolean): string | null {
@@ -147,7 +127,7 @@ function benchFloat32(s: [number, number]): KernelFigures[] {
         wasm.layernormF32(xAt, yAt, scaleAt, null, preparedAt, null, null, n, 0, rows, eps, false);
       }]);
     for (const [impl, run] of runs) {
-      const [ms, copyMs] = timeAlternately(run, copy);
+      const [ms, copyMs] = timer.alternately(run, copy);
       y.fill(NaN);
       run(); // the copy ran last and overwrote y
       figures.push(kernelFigures(op, impl, s, 'float32', 8 * rows * n, 4 * rows * n, ms, copyMs, checkRows(op, x, y, rows, n, false)));
@@ -196,7 +176,7 @@ function benchBfloat16(s: [number, number]): KernelFigures[] {
       }],
     ];
     for (const [impl, run] of runs) {
-      const [ms, copyMs] = timeAlternately(run, copy);
+      const [ms, copyMs] = timer.alternately(run, copy);
       y.fill(0x7fc0);
       run(); // the copy ran last and overwrote y
       figures.push(kernelFigures(op, impl, s, 'bfloat16', 4 * rows * n, 2 * rows * n, ms, copyMs, checkRows(op, widened, y, rows, n, true)));
@@ -206,7 +186,7 @@ function benchBfloat16(s: [number, number]): KernelFigures[] {
 }
 
 /**
- * the service's own path for one request's compute: a job laid out in a slab by allocateJob,
+ * the service's own path for one request's compute: a job laid out in a slab by allocateRowJob,
  * run by runJobs (which splits a large job into one task per worker), timed from submission
  * until every task has finished
  */
@@ -227,13 +207,13 @@ async function benchPool(s: [number, number]): Promise<PoolFigures[]> {
   });
   /** ms for one job; its output checked when asked */
   const once = async (side: (typeof sides)[number], op: Op, check: boolean): Promise<[number, string | null]> => {
-    const job = allocateJob(OPERATIONS[op].check(body, '', false), side.slabs, side.pool.workers, side.wasm, null);
+    const job = allocateRowJob(OPERATIONS[op].check(body, '', false) as RowRequest, side.slabs, side.pool.workers, side.wasm, null);
     const t0 = performance.now();
     const run = runJobs([job], side.ctx);
     await run.result;
     const ms = performance.now() - t0;
     await run.settled;
-    const y = job.task.y;
+    const y = job.outputs[0][1];
     const problem = check ? checkRows(op, values, new Float32Array(y.memory, y.byteOffset, y.length), rows, n, false) : null;
     side.slabs.release(job.slab);
     return [ms, problem];
@@ -277,15 +257,18 @@ process.stdout.write('\npool       shape       workers       ms      GB/s  speed
 for (const p of pool) {
   process.stdout.write(`${p.op.padEnd(10)} ${`${p.shape[0]}×${p.shape[1]}`.padEnd(11)} ${String(p.workers).padStart(7)} ${fmt(p.medianMs).padStart(8)} ${fmt(p.gbPerS).padStart(9)} ${`${fmt(p.speedup)}×`.padStart(9)}  ${p.checkFailure ?? 'ok'}\n`);
 }
+const channels = await benchChannels({ short, timer, poolSamples: args.samples === undefined && !short ? 11 : samples });
+printChannels(channels.kernels, channels.pool, (line) => process.stdout.write(line));
 
 const results: BenchResults = {
   kind: 'bench', date: new Date().toISOString(), command: commandLine('dist-load/bench.js'), machine: machine(),
   loadAverage: { start: loadAtStart, end: loadavg()[0] },
-  short, samples, kernels, pool,
+  short, samples, kernels, pool, channelKernels: channels.kernels, channelPool: channels.pool,
 };
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'bench.json'), `${JSON.stringify(results, null, 2)}\n`);
 await writeReport(out);
-const failures = [...kernels, ...pool].filter((f) => f.checkFailure !== null).length;
-process.stdout.write(`wrote ${join(out, 'bench.json')} and RESULTS.md\nchecks: ${kernels.length + pool.length - failures} passed, ${failures} failed\n`);
+const checked = [...kernels, ...pool, ...channels.kernels, ...channels.pool];
+const failures = checked.filter((f) => f.checkFailure !== null).length;
+process.stdout.write(`wrote ${join(out, 'bench.json')} and RESULTS.md\nchecks: ${checked.length - failures} passed, ${failures} failed\n`);
 process.exit(failures === 0 ? 0 : 1);

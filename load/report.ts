@@ -6,6 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import { channelSection, channelTargets } from './bench-channels-report.js';
+import { n, pct, tableMd, x } from './markdown.js';
 import type { BenchResults, LoadResults, RunFigures, ScenarioFigures } from './results.js';
 
 const NOTES_BEGIN = '<!-- notes:begin -->';
@@ -15,19 +17,7 @@ function readJson<T>(path: string): T | null {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : null;
 }
 
-const n = (v: number | null | undefined, digits = 2) =>
-  v === null || v === undefined || !Number.isFinite(v) ? '–' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits);
-const x = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : `${v.toFixed(2)}×`);
-const pct = (v: number) => `${(100 * v).toFixed(1)} %`;
 const shape = (s: [number, number]) => `${s[0]}×${s[1]}`;
-
-function row(cells: string[]): string {
-  return `| ${cells.join(' | ')} |`;
-}
-
-function tableMd(head: string[], rows: string[][], right = head.map((_, i) => i > 0)): string {
-  return [row(head), row(head.map((_, i) => (right[i] ? '---:' : '---'))), ...rows.map(row)].join('\n');
-}
 
 export function chartSpec(load: LoadResults): TopLevelSpec {
   const order = load.scenarios.map((s) => s.id);
@@ -61,7 +51,7 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   return svg;
 }
 
-interface Target { what: string; goal: string; measured: string; met: boolean | null }
+export interface Target { what: string; goal: string; measured: string; met: boolean | null }
 
 function targets(load: LoadResults | null, bench: BenchResults | null): Target[] {
   const out: Target[] = [];
@@ -78,6 +68,7 @@ function targets(load: LoadResults | null, bench: BenchResults | null): Target[]
     for (const p of bench.pool.filter((f) => f.workers === 2)) {
       judged({ what: `${p.op} pool ${shape(p.shape)}, 2 workers ÷ 1`, goal: '≥ 1.70×', measured: x(p.speedup), met: p.speedup >= 1.7 }, bench.short);
     }
+    for (const t of channelTargets(bench)) judged(t, bench.short);
   }
   if (load !== null) {
     const find = (id: string) => load.scenarios.find((s) => s.id === id && s.ratio !== null);
@@ -215,6 +206,7 @@ export async function writeReport(dir: string): Promise<void> {
   }
   if (load !== null) parts.push(loadSection(load), '');
   if (bench !== null) parts.push(benchSection(bench), '');
+  if (bench?.channelKernels !== undefined) parts.push(channelSection(bench), '');
   parts.push('## Notes', '', NOTES_BEGIN, notes, NOTES_END, '');
   writeFileSync(mdPath, parts.join('\n'));
 }

@@ -93,6 +93,36 @@ export interface PoolFigures {
   checkFailure: string | null;
 }
 
+/** a per-channel op (bench-channels.ts) on one thread: the job's phases run inline */
+export interface ChannelKernelFigures {
+  /** 'batchnorm train', 'batchnorm infer', 'groupnorm G=32' */
+  op: string;
+  /** 'C first' or 'C last' */
+  layout: string;
+  /** js: the job with its SIMD choice cleared; wasm: the job as allocate lays it out */
+  impl: 'js' | 'wasm';
+  shape: number[];
+  dtype: string;
+  /** input read + output written, per call */
+  bytes: number;
+  medianMs: number;
+  gbPerS: number;
+  memcpyGbPerS: number;
+  fractionOfMemcpy: number;
+  checkFailure: string | null;
+}
+
+export interface ChannelPoolFigures {
+  op: string;
+  layout: string;
+  shape: number[];
+  workers: number;
+  medianMs: number;
+  gbPerS: number;
+  speedup: number;
+  checkFailure: string | null;
+}
+
 export interface BenchResults {
   kind: 'bench';
   date: string;
@@ -103,4 +133,7 @@ export interface BenchResults {
   samples: number;
   kernels: KernelFigures[];
   pool: PoolFigures[];
+  /** absent in runs from before the per-channel ops */
+  channelKernels?: ChannelKernelFigures[];
+  channelPool?: ChannelPoolFigures[];
 }

@@ -43,7 +43,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     },
     ajv: {
       // nothing is coerced, nothing removed, no defaults injected: the contract checks what was sent
-      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, strictNumbers: true, allErrors: false, keywords: ajvKeywords },
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, strictNumbers: true, allErrors: false, discriminator: true, keywords: ajvKeywords },
     },
   });
   const state: ServiceState = { draining: false, inFlight: 0 };

@@ -11,6 +11,7 @@ export interface Tensor {
   data: Float32Array | Float64Array | Uint16Array;
 }
 
+/** RMSNorm and LayerNorm */
 export interface NormOptions {
   axis?: number;
   weight?: Tensor;
@@ -23,17 +24,48 @@ export interface NormOptions {
   outputDtype?: Dtype;
 }
 
+export interface RmsNormOptions extends NormOptions {
+  /** pRMSNorm: s over the first ⌊n·partial⌋ elements of each row */
+  partial?: number;
+}
+
+export interface BatchNormOptions {
+  channelAxis?: number;
+  training?: boolean;
+  runningMean?: Tensor;
+  runningVar?: Tensor;
+  momentum?: number;
+  weight?: Tensor;
+  bias?: Tensor;
+  eps?: number;
+  returnStats?: boolean;
+  outputDtype?: Dtype;
+}
+
+export interface GroupNormOptions {
+  numGroups: number;
+  weight?: Tensor;
+  bias?: Tensor;
+  eps?: number;
+  returnStats?: boolean;
+  outputDtype?: Dtype;
+}
+
 export interface NormResult {
   output: Tensor;
   residual?: Tensor;
   mean?: Tensor;
   rstd?: Tensor;
+  /** BatchNorm training with running statistics sent: the updated ones */
+  runningMean?: Tensor;
+  runningVar?: Tensor;
 }
 
-export interface BatchItem extends NormOptions {
-  op: 'rmsnorm' | 'layernorm';
-  input: Tensor;
-}
+export type BatchItem = { input: Tensor } & (
+  | ({ op: 'rmsnorm' } & RmsNormOptions)
+  | ({ op: 'layernorm' } & NormOptions)
+  | ({ op: 'batchnorm' } & BatchNormOptions)
+  | ({ op: 'groupnorm' } & GroupNormOptions));
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:8080 */
@@ -59,17 +91,15 @@ function wireTensor(t: Tensor) {
   return { dtype: t.dtype, shape: t.shape, data: new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength) };
 }
 
-function wireFields(options: NormOptions): Record<string, unknown> {
+const isTensor = (v: unknown): v is Tensor => typeof v === 'object' && v !== null && ArrayBuffer.isView((v as Tensor).data);
+
+/** the options' camelCase names as the wire's snake_case fields, tensors as byte views */
+function wireFields(options: object): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
-  if (options.axis !== undefined) fields.axis = options.axis;
-  if (options.weight) fields.weight = wireTensor(options.weight);
-  if (options.bias) fields.bias = wireTensor(options.bias);
-  if (options.eps !== undefined) fields.eps = options.eps;
-  if (options.epsPlacement !== undefined) fields.eps_placement = options.epsPlacement;
-  if (options.weightOffset !== undefined) fields.weight_offset = options.weightOffset;
-  if (options.residual) fields.residual = wireTensor(options.residual);
-  if (options.returnStats !== undefined) fields.return_stats = options.returnStats;
-  if (options.outputDtype !== undefined) fields.output_dtype = options.outputDtype;
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    fields[name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = isTensor(value) ? wireTensor(value) : value;
+  }
   return fields;
 }
 
@@ -82,11 +112,9 @@ function readTensor(wire: { dtype: Dtype; shape: number[]; data: Uint8Array }): 
 }
 
 function readResult(wire: Record<string, never>): NormResult {
-  const result: NormResult = { output: readTensor(wire.output) };
-  if (wire.residual) result.residual = readTensor(wire.residual);
-  if (wire.mean) result.mean = readTensor(wire.mean);
-  if (wire.rstd) result.rstd = readTensor(wire.rstd);
-  return result;
+  const result: Record<string, Tensor> = {};
+  for (const [name, tensor] of Object.entries(wire)) result[name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = readTensor(tensor);
+  return result as unknown as NormResult;
 }
 
 export function createClient(options: ClientOptions) {
@@ -105,15 +133,17 @@ export function createClient(options: ClientOptions) {
     return unpackr.unpack(bytes);
   }
 
+  const run = async (op: string, input: Tensor, opts: object) =>
+    readResult((await post(`/v1/${op}`, { input: wireTensor(input), ...wireFields(opts) })) as Record<string, never>);
+
   return {
-    async rmsnorm(input: Tensor, opts: NormOptions = {}): Promise<NormResult> {
-      return readResult((await post('/v1/rmsnorm', { input: wireTensor(input), ...wireFields(opts) })) as Record<string, never>);
-    },
-    async layernorm(input: Tensor, opts: NormOptions = {}): Promise<NormResult> {
-      return readResult((await post('/v1/layernorm', { input: wireTensor(input), ...wireFields(opts) })) as Record<string, never>);
-    },
+    rmsnorm: (input: Tensor, opts: RmsNormOptions = {}): Promise<NormResult> => run('rmsnorm', input, opts),
+    layernorm: (input: Tensor, opts: NormOptions = {}): Promise<NormResult> => run('layernorm', input, opts),
+    /** inference needs runningMean and runningVar; training answers them updated when sent */
+    batchnorm: (input: Tensor, opts: BatchNormOptions = {}): Promise<NormResult> => run('batchnorm', input, opts),
+    groupnorm: (input: Tensor, opts: GroupNormOptions): Promise<NormResult> => run('groupnorm', input, opts),
     async batch(items: BatchItem[]): Promise<NormResult[]> {
-      const requests = items.map(({ op, input, ...opts }) => ({ op, input: wireTensor(input), ...wireFields(opts) }));
+      const requests = items.map(({ input, ...opts }) => ({ input: wireTensor(input), ...wireFields(opts) }));
       const { results } = (await post('/v1/batch', { requests })) as { results: Record<string, never>[] };
       return results.map(readResult);
     },

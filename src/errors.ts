@@ -39,6 +39,11 @@ export const errors = {
   shapeMismatch: createError('NORM_ERR_SHAPE_MISMATCH', '%s.shape: [%s] must be [%s]', BAD),
   dtypeMismatch: createError('NORM_ERR_SHAPE_MISMATCH', '%s.dtype: %s must match input.dtype %s', BAD),
   emptyRow: createError('NORM_ERR_EMPTY_ROW', '%s: the normalized dimensions [%s] hold no elements', BAD),
+  partialEmpty: createError('NORM_ERR_EMPTY_ROW', '%s: keeps ⌊%d × %s⌋ = 0 elements of each row; needs at least 1', BAD),
+  rankTooLow: createError('NORM_ERR_SHAPE_MISMATCH', '%s: rank %d; %s needs rank ≥ 2', BAD),
+  pairMissing: createError('NORM_ERR_FIELD_MISSING', '%s: required when %s', BAD),
+  tooFewValues: createError('NORM_ERR_TOO_FEW_VALUES', '%s: [%s] gives %d value(s) per channel; training needs at least 2', BAD),
+  groupsDivide: createError('NORM_ERR_FIELD_INVALID', '%s: %d does not divide the %d channels of input.shape[1]', BAD),
   // headers and routes
   timeoutHeader: createError('NORM_ERR_TIMEOUT_HEADER', 'X-Request-Timeout-Ms: "%s" must be a whole number of milliseconds ≥ 1', BAD),
   unauthorized: createError('NORM_ERR_UNAUTHORIZED', 'Authorization: a valid "Bearer <key>" is required', 401),

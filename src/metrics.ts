@@ -8,6 +8,7 @@ export interface Metrics {
   requests: Counter<'method' | 'route' | 'status'>;
   requestDuration: Histogram<'method' | 'route' | 'status'>;
   rows: Counter<'op' | 'dtype'>;
+  elements: Counter<'op' | 'dtype'>;
   bytes: Counter<'op' | 'dtype'>;
   taskWait: Histogram;
   taskRun: Histogram;
@@ -34,7 +35,8 @@ export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
     registry,
     requests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers }),
     requestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request latency, by route and status', labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers }),
-    rows: new Counter({ name: 'norm_rows_total', help: 'rows normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    rows: new Counter({ name: 'norm_rows_total', help: 'rows normalized (a group of groupnorm, a channel of batchnorm), by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    elements: new Counter({ name: 'norm_elements_total', help: 'input elements normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
     bytes: new Counter({ name: 'norm_bytes_total', help: 'input tensor bytes normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
     taskWait: new Histogram({ name: 'norm_task_wait_seconds', help: 'time a pool task waited for a worker', buckets: SECONDS, registers }),
     taskRun: new Histogram({ name: 'norm_task_run_seconds', help: 'time a task ran on a worker or inline', buckets: SECONDS, registers }),

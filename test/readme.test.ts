@@ -16,7 +16,7 @@ const DOC_ADDRESS = 'http://127.0.0.1:8080';
 const SNIPPET_TIMEOUT_MS = 60_000;
 
 // how many blocks of each tag the README has: deleting (or adding) a snippet must show up here
-const EXPECTED_COUNTS = { console: 5, bash: 1, python: 2, ts: 1 };
+const EXPECTED_COUNTS = { console: 5, bash: 1, python: 3, ts: 1 };
 const RUNNABLE = new Set(['bash', 'python', 'ts']);
 
 // API.md's worked example: rmsnorm of [[1, 2, 3, 4], [-1, -2, -3, -4]], eps 0
@@ -155,7 +155,7 @@ describe('README.md snippets', () => {
     responses.length = 0;
   });
 
-  it('README has 2 console, 1 bash, 2 python and 1 ts block, and no other kind', () => {
+  it('README has 5 console, 1 bash, 3 python and 1 ts block, and no other kind', () => {
     const counts: Record<string, number> = {};
     for (const b of blocks) counts[b.tag] = (counts[b.tag] ?? 0) + 1;
     expect(counts).toEqual(EXPECTED_COUNTS);

@@ -52,7 +52,7 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): 
     if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
     else object[key] = value;
   }
-  if (object.nd === true) return numpyArray(object);
+  if (object.nd === true) return numpyArray(object, path);
   if (object.nd === false && 'data' in object && 'type' in object) return numpyScalar(object);
   return object;
 }
@@ -73,7 +73,13 @@ function text(value: unknown): unknown {
   return value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value;
 }
 
-function numpyArray(object: Record<string, unknown>): unknown {
+const NDARRAY_KEYS = new Set(['nd', 'type', 'kind', 'shape', 'data']);
+
+function numpyArray(object: Record<string, unknown>, path: string): unknown {
+  // a key the form does not have (strides, say) would otherwise be dropped unseen
+  for (const key of Object.keys(object)) {
+    if (!NDARRAY_KEYS.has(key)) throw serviceError('fieldUnknown', path === '' ? key : `${path}.${key}`);
+  }
   const type = text(object.type);
   const kind = text(object.kind);
   // an unknown descriptor stays visible to the dtype check, which names it

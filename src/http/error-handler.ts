@@ -38,6 +38,11 @@ function fromValidation(error: AjvError): ServiceError {
     }
     case 'type':
       return serviceError('fieldType', fieldPath(instancePath), String(params.type));
+    case 'discriminator':
+      // a batch item's op missing or not one of the table's (the enum beside it lists them)
+      return params.error === 'tag'
+        ? serviceError('fieldMissing', fieldPath(instancePath, String(params.tag)))
+        : serviceError('fieldInvalid', fieldPath(instancePath, String(params.tag)), 'is not an operation');
     default:
       return serviceError('fieldInvalid', fieldPath(instancePath), error.message ?? 'is invalid');
   }

@@ -1,21 +1,35 @@
 // GET /healthz, /readyz and /metrics: what an orchestrator and Prometheus ask.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { NormPool } from '../pool/pool.js';
 import type { ServiceState } from './guards.js';
 import { serviceRouteSchemas } from './openapi/service-schemas.js';
 
-export function registerServiceRoutes(app: FastifyInstance, pool: NormPool, metrics: Metrics, state: ServiceState): void {
-  app.get('/healthz', { schema: serviceRouteSchemas['/healthz'] }, async () => ({ status: 'ok' }));
+/**
+ * an onRequest hook of the service endpoints: they take no query parameter, so one is a 400 naming
+ * it rather than silently ignored (a typo'd probe option fails loudly)
+ */
+export async function refuseQuery(request: FastifyRequest): Promise<void> {
+  const query = request.url.indexOf('?');
+  if (query === -1) return;
+  const names = Object.keys(request.query as Record<string, unknown>);
+  if (names.length > 0) throw serviceError('fieldUnknown', `?${names[0].slice(0, 32)}`);
+}
 
-  app.get('/readyz', { schema: serviceRouteSchemas['/readyz'] }, async (_request, reply) => {
+export function registerServiceRoutes(app: FastifyInstance, pool: NormPool, metrics: Metrics, state: ServiceState): void {
+  const options = (path: string) => ({ schema: serviceRouteSchemas[path], onRequest: refuseQuery });
+
+  app.get('/healthz', options('/healthz'), async () => ({ status: 'ok' }));
+
+  app.get('/readyz', options('/readyz'), async (_request, reply) => {
     const workers = pool.piscina.threads.length;
     if (state.draining || pool.closing) return reply.code(503).send({ status: 'draining', workers });
     if (workers < pool.workers) return reply.code(503).send({ status: 'starting', workers });
     return { status: 'ready', workers };
   });
 
-  app.get('/metrics', { schema: serviceRouteSchemas['/metrics'] }, async (_request, reply) => {
+  app.get('/metrics', options('/metrics'), async (_request, reply) => {
     const text = await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).send(text);
   });

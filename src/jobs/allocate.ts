@@ -1,31 +1,20 @@
-// phase two: lay out one tensor's work in a shared slab. Binary input stays where the body put it
-// (read in place when aligned, else loaded row by row by the workers); when the answer can go out
-// straight from memory (response.ts decides), the output sits right after its msgpack header.
+// phase two for the row-wise ops: lay out one tensor's work in a shared slab. Binary input stays
+// where the body put it (read in place when aligned, else loaded row by row by the workers); when
+// the answer can go out straight from memory (response.ts decides), the output sits right after its
+// msgpack header.
 import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
-import type { Slab, SlabPool } from '../memory/slab-pool.js';
+import type { SlabPool } from '../memory/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
-import type { CheckedRequest } from './checked-request.js';
-
-export interface Job {
-  request: CheckedRequest;
-  /** rows [0, rows) of this template are what runJobs splits into tasks */
-  task: NormTask;
-  slab: Slab;
-  /** when set, the whole answer = slab bytes [start, start + length) once computed */
-  direct: { start: number; length: number } | null;
-}
-
-const ALIGN = 8; // every region starts where a Float64Array may
-
-const align = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
+import type { RowRequest } from './checked-request.js';
+import { align, layOut, outputStorage, tensorAt, type Job } from './job.js';
 
 /** where a tensor's values come from: in place, loaded by the workers, or written here */
 type Placement = { inPlace: Region } | { source: Region } | { write: TensorIn };
 
 /** `anyAlignment`: the SIMD kernels load at any byte offset, so their input needs no aligning copy */
-function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placement {
+export function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placement {
   if (t.source.kind !== 'bytes') return { write: t };
   const { bytes } = t.source;
   const memory = bytes.buffer;
@@ -41,18 +30,21 @@ function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placem
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
  * bytes before the output, when it is sent straight from memory, else null
  */
-export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null): Job {
+export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
-  // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
-  const paramLength = req.rows === 0 ? 0 : req.n;
+  // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty.
+  // GroupNorm's γ and β are per channel
+  const paramLength = req.rows === 0 ? 0 : req.kernel === 'groupnorm' ? req.n / req.channelRun * req.groups : req.n;
   const statLength = req.rows;
   const hasMean = req.stats.includes('mean');
   const hasRstd = req.stats.includes('rstd');
   // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
   // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those)
-  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0;
+  // (no SIMD kernel for GroupNorm or pRMSNorm yet)
+  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0
+    && req.kernel !== 'groupnorm' && req.sumLength === req.n;
   const halfOutput = req.outDtype === 'float16' || req.outDtype === 'bfloat16';
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
@@ -61,7 +53,7 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   const prefixLength = prefix?.length ?? 0;
 
   // sizes first, then one slab
-  const plan: [string, number][] = [
+  const { offsets, end } = layOut([
     ['cancel', 4 * maxTasks],
     ['prepared', useWasm ? preparedBytes(paramLength) : 0],
     ['wide', useWasm && halfOutput ? 4 * size : 0],
@@ -71,15 +63,9 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
     ['rstd', hasRstd ? 4 * statLength : 0],
     ['x', 'inPlace' in inputPlace ? 0 : valueBytes * size],
     ['residual', residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size],
-  ];
-  const offsets: Record<string, number> = {};
-  let cursor = 0;
-  for (const [name, bytes] of plan) {
-    offsets[name] = cursor;
-    cursor += align(bytes);
-  }
+  ]);
   // y starts aligned, with its msgpack header (if any) right before it
-  const prefixStart = cursor + align(prefixLength) - prefixLength;
+  const prefixStart = end + align(prefixLength) - prefixLength;
   const yOffset = prefixStart + prefixLength;
   const slab = slabs.acquire(yOffset + yBytes);
   const memory = slab.memory;
@@ -115,24 +101,31 @@ export function allocateJob(req: CheckedRequest, slabs: SlabPool, maxTasks: numb
   const prepared = useWasm ? base + offsets.prepared : null;
   if (prepared !== null) wasm.prepareF32(scale.byteOffset, bias?.byteOffset ?? null, paramLength, prepared);
 
+  const mean = hasMean ? region('mean', statLength) : null;
+  const rstd = hasRstd ? region('rstd', statLength) : null;
+  const y: Region = { memory, byteOffset: base + yOffset, length: size };
+  const task: NormTask = {
+    kind: 'rows',
+    kernel: req.kernel, n: req.n, sumLength: req.sumLength, channelRun: req.channelRun, groups: req.groups,
+    rowStart: 0, rowEnd: req.rows,
+    inputDtype: req.input.dtype, outDtype: req.outDtype,
+    eps: req.eps, epsOutside: req.epsOutside,
+    x, xSource, residual, residualSource, y, scale, bias, mean, rstd,
+    cancel: region('cancel', maxTasks),
+    slot: 0,
+    prepared,
+    wide: useWasm && halfOutput ? region('wide', size) : null,
+    fault: null,
+  };
+  const outputs: Job['outputs'] = [['output', tensorAt(y, req.outDtype, req.input.shape, outputStorage(req.outDtype))]];
+  if (residual !== null) outputs.push(['residual', tensorAt(residual, req.input.dtype, req.input.shape, valueType)]);
+  for (const stat of req.stats) outputs.push([stat, tensorAt(stat === 'mean' ? mean! : rstd!, 'float32', req.statShape, 'float32')]);
   return {
     request: req,
     slab,
+    phases: [{ task, units: req.rows, elementsPerUnit: req.n, simd: prepared !== null }],
+    afterPhase: null,
+    outputs,
     direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
-    task: {
-      kernel: req.kernel, n: req.n, rowStart: 0, rowEnd: req.rows,
-      inputDtype: req.input.dtype, outDtype: req.outDtype,
-      eps: req.eps, epsOutside: req.epsOutside,
-      x, xSource, residual, residualSource,
-      y: { memory, byteOffset: base + yOffset, length: size },
-      scale, bias,
-      mean: hasMean ? region('mean', statLength) : null,
-      rstd: hasRstd ? region('rstd', statLength) : null,
-      cancel: region('cancel', maxTasks),
-      slot: 0,
-      prepared,
-      wide: useWasm && halfOutput ? region('wide', size) : null,
-      fault: null,
-    },
   };
 }

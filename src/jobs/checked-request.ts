@@ -1,29 +1,60 @@
 // what the pipeline computes: a request every check has passed, in the layout the kernels need.
+// Row-wise ops (RMSNorm, LayerNorm, GroupNorm) normalize independent rows; BatchNorm normalizes
+// each channel across the rows.
 import type { Dtype } from '../codec/dtype.js';
 import type { TensorIn } from '../codec/read-tensor.js';
 import type { RowKernel } from '../pool/protocol.js';
 
-/** per-row statistics a result may carry */
+/** per-row (or per-channel) statistics a result may carry */
 export type StatName = 'mean' | 'rstd';
 
-export interface CheckedRequest {
+interface CheckedCommon {
   /** the operation's name, for metrics */
   op: string;
-  kernel: RowKernel;
   input: TensorIn;
+  /** γ and β: one per element of a row, or one per channel (GroupNorm, BatchNorm) */
   weight: TensorIn | null;
   bias: TensorIn | null;
-  residual: TensorIn | null;
-  /** shape of the leading (row) dimensions, input.shape[:axis] */
-  rowShape: number[];
-  rows: number;
-  n: number;
   eps: number;
-  epsOutside: boolean;
-  weightOffset: number;
   /** the statistics to return, in the order they are answered; empty without return_stats */
   stats: readonly StatName[];
+  /** the shape of those statistics */
+  statShape: number[];
   outDtype: Dtype;
   /** input came as a msgpack-numpy ndarray: answer in kind */
   numpyForm: boolean;
+}
+
+export interface RowRequest extends CheckedCommon {
+  layout: 'rows';
+  kernel: RowKernel;
+  residual: TensorIn | null;
+  rows: number;
+  n: number;
+  /** the elements of a row that give its s: ⌊n·partial⌋ for pRMSNorm, else n */
+  sumLength: number;
+  /** GroupNorm: elements per channel in a row, and G; 0 and 1 for the others */
+  channelRun: number;
+  groups: number;
+  epsOutside: boolean;
+  weightOffset: number;
+}
+
+export interface ChannelRequest extends CheckedCommon {
+  layout: 'channels';
+  /** the input as [outer, channels, inner], channels on channel_axis */
+  outer: number;
+  channels: number;
+  inner: number;
+  training: boolean;
+  runningMean: TensorIn | null;
+  runningVar: TensorIn | null;
+  momentum: number;
+}
+
+export type CheckedRequest = RowRequest | ChannelRequest;
+
+/** rows for the metrics: a channel counts as one row of BatchNorm */
+export function rowCount(req: CheckedRequest): number {
+  return req.layout === 'rows' ? req.rows : req.channels;
 }

@@ -11,7 +11,10 @@ import type { Metrics } from '../metrics.js';
 import { OPERATIONS, type OpName } from '../ops/registry.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
 import type { TaskFault } from '../pool/protocol.js';
-import { allocateJob, type Job } from './allocate.js';
+import { allocateRowJob } from './allocate.js';
+import { allocateChannelJob } from './allocate-channels.js';
+import { rowCount, type CheckedRequest } from './checked-request.js';
+import type { Job } from './job.js';
 import type { Deadline } from './deadline.js';
 import { directPrefix, encodeResponse } from './response.js';
 import { runJobs } from './run.js';
@@ -55,7 +58,7 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
   const jobs: Job[] = [];
   for (const item of checked) {
-    const job = allocateJob(item, engine.slabs, engine.pool.workers, engine.wasm, directPrefix(item, req.encoding, req.batch));
+    const job = allocateJob(engine, item, directPrefix(item, req.encoding, req.batch));
     // held at once, so a later item's 503 still gives this one back
     req.lease.hold(job.slab);
     jobs.push(job);
@@ -73,7 +76,8 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
   }
   const runMs = performance.now() - runStarted;
   for (const item of checked) {
-    engine.metrics.rows.inc({ op: item.op, dtype: item.input.dtype }, item.rows);
+    engine.metrics.rows.inc({ op: item.op, dtype: item.input.dtype }, rowCount(item));
+    engine.metrics.elements.inc({ op: item.op, dtype: item.input.dtype }, item.input.size);
     engine.metrics.bytes.inc({ op: item.op, dtype: item.input.dtype }, item.input.size * DTYPES[item.input.dtype].itemsize);
   }
   const queue = Math.max(0, ...jobTimings.map((t) => t.queueMs));
@@ -83,4 +87,10 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
     payload,
     timings: { decode: runStarted - started, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted },
   };
+}
+
+function allocateJob(engine: Engine, req: CheckedRequest, prefix: Buffer | null): Job {
+  return req.layout === 'rows'
+    ? allocateRowJob(req, engine.slabs, engine.pool.workers, engine.wasm, prefix)
+    : allocateChannelJob(req, engine.slabs, engine.pool.workers, prefix);
 }

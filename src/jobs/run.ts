@@ -4,9 +4,9 @@ import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { executeTask } from '../kernels/execute-task.js';
 import { TaskAborted, type NormPool } from '../pool/pool.js';
-import { DROPPED, QUEUED, type NormTask, type TaskFault, type TaskResult } from '../pool/protocol.js';
+import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
-import type { Job } from './allocate.js';
+import type { Job, Phase } from './job.js';
 import type { Deadline } from './deadline.js';
 
 export interface JobTiming {
@@ -68,34 +68,64 @@ export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTimi
   return { result, settled };
 }
 
-type Queued = { task: NormTask; controller: AbortController }[];
+type Queued = { task: Task; controller: AbortController }[];
 
-/** the job's timing when it ran inline, else a promise of it from the pool */
+/** the job's timing when all its phases ran inline, else a promise of it */
 function startJob(job: Job, ctx: RunContext, queued: Queued): JobTiming | Promise<JobTiming> {
-  const { task } = job;
-  const rows = task.rowEnd - task.rowStart;
-  const elements = rows * task.n;
+  const total: JobTiming = { queueMs: 0, computeMs: 0 };
+  for (let i = 0; i < job.phases.length; i++) {
+    const started = startPhase(job.phases[i], ctx, queued);
+    if (started instanceof Promise) return finishAsync(job, i, started, total, ctx, queued);
+    addTiming(total, started);
+    job.afterPhase?.(i);
+  }
+  return total;
+}
+
+/** phase `from` is under way on the pool: the rest follow it, one after the other */
+async function finishAsync(job: Job, from: number, started: Promise<JobTiming>, total: JobTiming, ctx: RunContext, queued: Queued): Promise<JobTiming> {
+  addTiming(total, await started);
+  job.afterPhase?.(from);
+  for (let i = from + 1; i < job.phases.length; i++) {
+    addTiming(total, await startPhase(job.phases[i], ctx, queued));
+    job.afterPhase?.(i);
+  }
+  return total;
+}
+
+function addTiming(total: JobTiming, t: JobTiming): void {
+  total.queueMs += t.queueMs;
+  total.computeMs += t.computeMs;
+}
+
+/** a task for units [start, end) of its template: rows, or BatchNorm blocks */
+function slice(task: Task, start: number, end: number): Task {
+  return task.kind === 'rows' ? { ...task, rowStart: start, rowEnd: end } : { ...task, blockStart: start, blockEnd: end };
+}
+
+/** a phase inline when small, else split across the pool; each task has its own cancel flag */
+function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | Promise<JobTiming> {
+  const { units, task } = phase;
+  const elements = units * phase.elementsPerUnit;
   const submittedAt = performance.timeOrigin + performance.now();
-  if (rows === 0) return { queueMs: 0, computeMs: 0 };
+  if (units === 0) return { queueMs: 0, computeMs: 0 };
   if (ctx.deadline.aborted) {
     // dropped before it started (the deadline passed while its body arrived): still dropped work
     ctx.metrics.tasks.inc({ outcome: 'aborted' });
     return { queueMs: 0, computeMs: 0 };
   }
   // faults are injected on workers only: a crash inline would take the server down
-  const inlineMax = task.prepared !== null ? ctx.limits.inlineMaxElements : ctx.limits.inlineMaxElements / JS_KERNEL_COST;
+  const inlineMax = phase.simd ? ctx.limits.inlineMaxElements : ctx.limits.inlineMaxElements / JS_KERNEL_COST;
   if (elements <= inlineMax && ctx.fault === null) {
     return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm))]);
   }
-  const chunks = Math.min(ctx.pool.workers, rows, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
+  const chunks = Math.min(ctx.pool.workers, units, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
   const tasks: Promise<Done>[] = [];
   for (let c = 0; c < chunks; c++) {
-    const chunk: NormTask = {
-      ...task,
-      slot: c,
+    const chunk: Task = {
+      ...slice(task, Math.floor((units * c) / chunks), Math.floor((units * (c + 1)) / chunks)),
+      slot: task.slot + c, // the phase's template holds its first slot
       fault: ctx.fault,
-      rowStart: task.rowStart + Math.floor((rows * c) / chunks),
-      rowEnd: task.rowStart + Math.floor((rows * (c + 1)) / chunks),
     };
     const controller = new AbortController();
     queued.push({ task: chunk, controller });
@@ -112,7 +142,7 @@ async function allSettledOrFirstError<T>(promises: Promise<T>[]): Promise<T[]> {
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
-async function runOnPool(task: NormTask, signal: AbortSignal, ctx: RunContext, submittedAt: number): Promise<Done> {
+async function runOnPool(task: Task, signal: AbortSignal, ctx: RunContext, submittedAt: number): Promise<Done> {
   try {
     return record(ctx.metrics, submittedAt, await ctx.pool.run(task, signal));
   } catch (err) {

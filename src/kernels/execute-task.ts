@@ -1,12 +1,14 @@
 // runs one task's rows: on a worker, or inline on the main thread for small tensors.
 import { narrowToFloat16 } from '../codec/half.js';
 import { addResidualRows } from './add-residual.js';
+import { runChannelTask } from './channel-task.js';
+import { groupnormRows } from './groupnorm.js';
 import { layernormRows } from './layernorm.js';
 import { loadRows } from './load-rows.js';
 import { rmsnormRows } from './rmsnorm.js';
 import type { OutputArray, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
-import { QUEUED, STARTED, type NormTask, type Region, type TaskResult } from '../pool/protocol.js';
+import { QUEUED, STARTED, type NormTask, type Region, type Task, type TaskResult } from '../pool/protocol.js';
 
 type ArrayType = Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor;
 
@@ -18,7 +20,7 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
  * `wasm`: the SIMD kernels over the shared memory every region lives in, when this thread has them;
  * `onStarted`: called once the task has claimed its flag (tests block there)
  */
-export function executeTask(task: NormTask, wasm: WasmKernels | null, onStarted: (() => void) | null = null): TaskResult {
+export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (() => void) | null = null): TaskResult {
   const startedAt = performance.timeOrigin + performance.now();
   const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
   if (Atomics.compareExchange(flags, task.slot, QUEUED, STARTED) !== QUEUED) {
@@ -26,46 +28,52 @@ export function executeTask(task: NormTask, wasm: WasmKernels | null, onStarted:
   }
   onStarted?.();
   try {
-    const { n, rowStart, rowEnd, inputDtype } = task;
-    if (task.prepared !== null && wasm !== null && task.xSource === null && task.residual === null) {
-      // input read where it lies, at any alignment
-      runWasm(wasm, task, task.x.byteOffset);
-      return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
-    }
-    const valueType = inputDtype === 'float64' ? Float64Array : Float32Array;
-    const outType = task.outDtype === 'float64' ? Float64Array : task.outDtype === 'float32' ? Float32Array : Uint16Array;
-    let x: ValueArray = view(valueType, task.x);
-    if (task.xSource !== null) loadRows(task.xSource.memory, task.xSource.byteOffset, inputDtype, x, n, rowStart, rowEnd, wasm);
-    if (task.residual !== null) {
-      const h: ValueArray = view(valueType, task.residual);
-      if (task.residualSource !== null) loadRows(task.residualSource.memory, task.residualSource.byteOffset, inputDtype, h, n, rowStart, rowEnd, wasm);
-      addResidualRows(x, h, inputDtype, n, rowStart, rowEnd);
-      x = h;
-    }
-    if (task.prepared !== null && wasm !== null) {
-      runWasm(wasm, task, x.byteOffset);
-      return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
-    }
-    const buffers = {
-      x,
-      y: view(outType, task.y) as OutputArray,
-      outDtype: task.outDtype,
-      mean: task.mean === null ? null : view(Float32Array, task.mean),
-      rstd: task.rstd === null ? null : view(Float32Array, task.rstd),
-    };
-    const params = {
-      n,
-      eps: task.eps,
-      epsOutside: task.epsOutside,
-      scale: view(Float64Array, task.scale),
-      bias: task.bias === null ? null : view(Float64Array, task.bias),
-    };
-    if (task.kernel === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd);
-    else layernormRows(buffers, params, rowStart, rowEnd);
+    if (task.kind === 'rows') runRowTask(task, wasm);
+    else runChannelTask(task, wasm);
     return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
   } catch (err) {
     return { ok: false, code: 'NORM_ERR_WORKER_FAILED', message: err instanceof Error ? err.message : String(err) };
   }
+}
+
+function runRowTask(task: NormTask, wasm: WasmKernels | null): void {
+  const { n, rowStart, rowEnd, inputDtype } = task;
+  if (task.prepared !== null && wasm !== null && task.xSource === null && task.residual === null) {
+    // input read where it lies, at any alignment
+    runWasm(wasm, task, task.x.byteOffset);
+    return;
+  }
+  const valueType = inputDtype === 'float64' ? Float64Array : Float32Array;
+  const outType = task.outDtype === 'float64' ? Float64Array : task.outDtype === 'float32' ? Float32Array : Uint16Array;
+  let x: ValueArray = view(valueType, task.x);
+  if (task.xSource !== null) loadRows(task.xSource.memory, task.xSource.byteOffset, inputDtype, x, n, rowStart, rowEnd, wasm);
+  if (task.residual !== null) {
+    const h: ValueArray = view(valueType, task.residual);
+    if (task.residualSource !== null) loadRows(task.residualSource.memory, task.residualSource.byteOffset, inputDtype, h, n, rowStart, rowEnd, wasm);
+    addResidualRows(x, h, inputDtype, n, rowStart, rowEnd);
+    x = h;
+  }
+  if (task.prepared !== null && wasm !== null) {
+    runWasm(wasm, task, x.byteOffset);
+    return;
+  }
+  const buffers = {
+    x,
+    y: view(outType, task.y) as OutputArray,
+    outDtype: task.outDtype,
+    mean: task.mean === null ? null : view(Float32Array, task.mean),
+    rstd: task.rstd === null ? null : view(Float32Array, task.rstd),
+  };
+  const params = {
+    n,
+    eps: task.eps,
+    epsOutside: task.epsOutside,
+    scale: view(Float64Array, task.scale),
+    bias: task.bias === null ? null : view(Float64Array, task.bias),
+  };
+  if (task.kernel === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd, task.sumLength);
+  else if (task.kernel === 'layernorm') layernormRows(buffers, params, rowStart, rowEnd);
+  else groupnormRows(buffers, params, task.channelRun, task.groups, rowStart, rowEnd);
 }
 
 /** the SIMD kernels on rows [rowStart, rowEnd); a float16/bfloat16 output is narrowed from float32 */

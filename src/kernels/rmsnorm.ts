@@ -3,8 +3,11 @@ import { sumSquares } from './row-sums.js';
 import { storeRow } from './store-row.js';
 import type { NormBuffers, NormParams } from './types.js';
 
-/** normalizes rows [rowStart, rowEnd) of buf.x into buf.y, and buf.rstd when asked */
-export function rmsnormRows(buf: NormBuffers, p: NormParams, rowStart: number, rowEnd: number): void {
+/**
+ * normalizes rows [rowStart, rowEnd) of buf.x into buf.y, and buf.rstd when asked; s is taken over
+ * the first `sumLength` elements of each row (pRMSNorm; n for RMSNorm)
+ */
+export function rmsnormRows(buf: NormBuffers, p: NormParams, rowStart: number, rowEnd: number, sumLength = p.n): void {
   const { x, rstd } = buf;
   const { n, eps, epsOutside } = p;
   for (let row = rowStart; row < rowEnd; row++) {
@@ -12,7 +15,7 @@ export function rmsnormRows(buf: NormBuffers, p: NormParams, rowStart: number, r
     // squares in float64: float32 rows near 1e±30 stay in range, and the blocked,
     // compensated sum keeps float64 rows accurate (see row-sums.ts). With eps = 0 an
     // all-zero row gives r = Inf and y = 0·Inf = NaN, as the contract asks.
-    const s = sumSquares(x, off, n) / n;
+    const s = sumSquares(x, off, sumLength) / sumLength;
     const r = epsOutside ? 1 / (Math.sqrt(s) + eps) : 1 / Math.sqrt(s + eps);
     storeRow(buf, p, off, 0, r);
     if (rstd !== null) rstd[row] = r;

@@ -10,6 +10,7 @@ export const layernorm = rowNormOperation({
   name: 'layernorm',
   kernel: 'layernorm',
   defaultEps: 1e-5,
+  partial: false,
   stats: ['mean', 'rstd'],
   summary: 'LayerNorm of every row',
   description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: μ = (1/n) Σ xᵢ, s = (1/n) Σ (xᵢ − μ)² (biased variance, two-pass), yᵢ = (xᵢ − μ) · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',

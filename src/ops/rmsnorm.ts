@@ -10,6 +10,7 @@ export const rmsnorm = rowNormOperation({
   name: 'rmsnorm',
   kernel: 'rmsnorm',
   defaultEps: 1e-6,
+  partial: true,
   stats: ['rstd'],
   summary: 'RMSNorm of every row',
   description: 'For each row x of n elements (n = the product of the dimensions axis … rank-1), with g = weight_offset + γ: s = (1/n) Σ xᵢ², yᵢ = xᵢ · r · gᵢ + βᵢ, where r = 1/sqrt(s + eps) ("inside") or 1/(sqrt(s) + eps) ("outside"). Computed in float64, rounded once to output_dtype. A row with NaN or ±Infinity gives NaN or the IEEE result at each position; zero rows give an empty output; n = 0 is a 400.',

@@ -4,7 +4,7 @@ import { readTensor, type WireTensor } from '../codec/read-tensor.js';
 import { NUMPY_FORM } from '../codec/wire-body.js';
 import { DTYPE_NAMES, type Dtype } from '../codec/dtype.js';
 import { serviceError } from '../errors.js';
-import type { CheckedRequest, StatName } from '../jobs/checked-request.js';
+import type { RowRequest, StatName } from '../jobs/checked-request.js';
 import type { RowKernel } from '../pool/protocol.js';
 import type { Example, Operation, Schema } from './operation.js';
 import { optionalTensor, product } from './tensor-checks.js';
@@ -21,6 +21,7 @@ interface RowNormBody {
   residual?: WireTensor;
   return_stats?: boolean;
   output_dtype?: Dtype;
+  partial?: number;
 }
 
 export interface RowNormSpec {
@@ -29,6 +30,8 @@ export interface RowNormSpec {
   defaultEps: number;
   /** the statistics return_stats adds, in answer order */
   stats: readonly StatName[];
+  /** takes `partial` (pRMSNorm) */
+  partial: boolean;
   summary: string;
   description: string;
   examples: { request: Record<string, Example>; response: Record<string, Example> };
@@ -43,6 +46,11 @@ const DTYPE_FIELD = { type: 'string', enum: DTYPE_NAMES };
 const STAT_DOCS: Readonly<Record<StatName, string>> = {
   mean: 'with return_stats: float32 per-row mean, of shape input.shape[:axis], or [1] where that is empty',
   rstd: 'with return_stats: float32 per-row r, of shape input.shape[:axis], or [1] where that is empty',
+};
+
+const PARTIAL_FIELD = {
+  type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1,
+  description: 'pRMSNorm: p in (0, 1]; s is taken over the first k = ⌊n·p⌋ elements of each row (n·p in float64, as Python\'s int(n * p)) and every element is scaled by the resulting r. k = 0 is a 400',
 };
 
 const X2X4 = [1, 2, 3, 4, -1, -2, -3, -4];
@@ -98,6 +106,7 @@ export function rowNormOperation(spec: RowNormSpec): Operation {
       },
       return_stats: { type: 'boolean', default: false, description: 'also return per-row rstd (and mean for layernorm)' },
       output_dtype: { ...DTYPE_FIELD, description: "dtype of output; default the input's dtype" },
+      ...(spec.partial ? { partial: PARTIAL_FIELD } : {}),
     }),
     responseFields: (tensor: Schema) => ({
       output: { ...tensor, description: "input's shape, in output_dtype" },
@@ -108,7 +117,7 @@ export function rowNormOperation(spec: RowNormSpec): Operation {
   };
 }
 
-function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, fromJson: boolean): CheckedRequest {
+function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, fromJson: boolean): RowRequest {
   const input = readTensor(body.input, `${prefix}input`, fromJson);
   const rank = input.shape.length;
   const axisValue = body.axis ?? DEFAULT_AXIS;
@@ -122,6 +131,9 @@ function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, from
   if (n === 0) {
     throw serviceError('emptyRow', `${prefix}input.shape`, normShape.join(', '));
   }
+  const partial = body.partial ?? 1;
+  const sumLength = Math.floor(n * partial);
+  if (sumLength === 0) throw serviceError('partialEmpty', `${prefix}partial`, n, String(partial));
   const weight = optionalTensor(body.weight, `${prefix}weight`, normShape, fromJson);
   const bias = optionalTensor(body.bias, `${prefix}bias`, normShape, fromJson);
   const residual = optionalTensor(body.residual, `${prefix}residual`, input.shape, fromJson);
@@ -129,11 +141,16 @@ function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, from
     throw serviceError('dtypeMismatch', `${prefix}residual`, residual.dtype, input.dtype);
   }
   return {
+    layout: 'rows',
     op: spec.name,
     kernel: spec.kernel,
-    input, weight, bias, residual, rowShape,
+    input, weight, bias, residual,
+    statShape: rowShape.length === 0 ? [1] : rowShape,
     rows: product(rowShape),
     n,
+    sumLength,
+    channelRun: 0,
+    groups: 1,
     eps: body.eps ?? spec.defaultEps,
     epsOutside: body.eps_placement === 'outside',
     weightOffset: body.weight_offset ?? DEFAULT_WEIGHT_OFFSET,

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
-import type { NormTask, TaskResult } from './protocol.js';
+import type { Task, TaskResult } from './protocol.js';
 
 // src/pool/*.ts (under vitest) and dist/pool/*.js both sit two levels below the package root;
 // workers always run the compiled file
@@ -16,7 +16,7 @@ export interface NormPool {
   readonly workers: number;
   readonly piscina: Piscina;
   readonly closing: boolean;
-  run(task: NormTask, signal: AbortSignal): Promise<TaskResult>;
+  run(task: Task, signal: AbortSignal): Promise<TaskResult>;
   close(): Promise<void>;
 }
 

@@ -8,7 +8,7 @@ export const STARTED = 1;
 export const DROPPED = 2;
 
 /** the row-wise kernel a task runs */
-export type RowKernel = 'rmsnorm' | 'layernorm';
+export type RowKernel = 'rmsnorm' | 'layernorm' | 'groupnorm';
 
 /** a typed-array view into shared memory: elements of its type, or bytes for a source */
 export interface Region {
@@ -17,9 +17,17 @@ export interface Region {
   length: number;
 }
 
+/** normalizes whole rows: RMSNorm, LayerNorm, GroupNorm (a row is one group of one sample) */
 export interface NormTask {
+  kind: 'rows';
   kernel: RowKernel;
   n: number;
+  /** rmsnorm: the first sumLength elements of a row give its s (pRMSNorm); n otherwise */
+  sumLength: number;
+  /** groupnorm: elements per channel in a row (scale and bias hold one value per channel, and
+   *  row r starts at channel (r mod groups)·n/channelRun); 0: scale and bias hold one value per element */
+  channelRun: number;
+  groups: number;
   rowStart: number;
   rowEnd: number;
   inputDtype: Dtype;
@@ -55,6 +63,45 @@ export interface NormTask {
   /** test-only fault injection (buildApp({ faultInjection: true })); null in service */
   fault: TaskFault | null;
 }
+
+/** how a BatchNorm input [outer, C, inner] is cut into blocks: fixed by the shape alone, never by
+ *  the number of workers, so the merged statistics are the same bits however the blocks are spread */
+export interface BlockGeometry {
+  outer: number;
+  channels: number;
+  inner: number;
+  outerPerBlock: number;
+  channelsPerBlock: number;
+  /** blocks per outer range: block b covers outer range ⌊b / channelBlocks⌋, channels (b mod channelBlocks)·channelsPerBlock … */
+  channelBlocks: number;
+  blocks: number;
+}
+
+/** BatchNorm: `stats` writes each block's per-channel mean and M2; `apply` writes y for its blocks */
+export interface ChannelTask {
+  kind: 'channelStats' | 'channelApply';
+  blockStart: number;
+  blockEnd: number;
+  geometry: BlockGeometry;
+  inputDtype: Dtype;
+  outDtype: Dtype;
+  /** float32 values (float64 when inputDtype is float64) */
+  x: Region;
+  /** when set, this task first loads its blocks of x from these raw bytes of inputDtype */
+  xSource: Region | null;
+  /** Float64Array: per block, per channel of the block, its mean and M2 */
+  partials: Region;
+  /** Float64Array per channel: μ, r·γ and β of y = (x − μ)·(r·γ) + β */
+  shift: Region;
+  factor: Region;
+  bias: Region;
+  y: Region;
+  cancel: Region;
+  slot: number;
+  fault: TaskFault | null;
+}
+
+export type Task = NormTask | ChannelTask;
 
 /** `crash`: the worker exits; `block`: the task claims its flag, then waits until the test opens the gate */
 export type TaskFault = { kind: 'crash' } | { kind: 'block' };

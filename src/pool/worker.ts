@@ -2,7 +2,7 @@
 import { workerData } from 'node:worker_threads';
 import { loadWasmKernels } from '../kernels/wasm-kernels.js';
 import { executeTask } from '../kernels/execute-task.js';
-import { GATE_BLOCKED, GATE_OPEN, type NormTask, type TaskResult } from './protocol.js';
+import { GATE_BLOCKED, GATE_OPEN, type Task, type TaskResult } from './protocol.js';
 
 const data = workerData as { memory: WebAssembly.Memory; faultGate: Int32Array | null };
 // the shared memory every request slab is carved from (see memory/slab-pool.ts)
@@ -16,7 +16,7 @@ function blockAtGate(): void {
   while (Atomics.load(gate, GATE_OPEN) === 0) Atomics.wait(gate, GATE_OPEN, 0);
 }
 
-export default function runTask(task: NormTask): TaskResult {
+export default function runTask(task: Task): TaskResult {
   if (task.fault?.kind === 'crash') process.exit(1); // ends this thread only: the pool replaces it
   return executeTask(task, wasm, task.fault?.kind === 'block' ? blockAtGate : null);
 }

@@ -36,6 +36,8 @@ export interface NormCase {
   weightOffset?: number;
   residual?: readonly number[];
   outputDtype?: Dtype;
+  /** rmsnorm only: s over the first ⌊n·partial⌋ elements of each row */
+  partial?: number;
 }
 
 export interface Expected {
@@ -74,7 +76,7 @@ export function reference(c: NormCase): Expected {
   const expected: Expected = { output: [], residual, mean: [], rstd: [], largeMean: [], rowShape };
   for (let r = 0; r < rows; r++) {
     const row = x.slice(r * n, (r + 1) * n);
-    const result = c.op === 'rmsnorm' ? referenceRmsnorm(row, options) : referenceLayernorm(row, options);
+    const result = c.op === 'rmsnorm' ? referenceRmsnorm(row, options, Math.floor(n * (c.partial ?? 1))) : referenceLayernorm(row, options);
     expected.output.push(...result.y);
     expected.mean.push(result.mean);
     expected.rstd.push(result.rstd);

@@ -219,9 +219,9 @@ describe('other 4xx', () => {
     expectError(res, 406, 'NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack');
   });
 
-  it('unknown route POST /v1/groupnorm → 404', async () => {
-    const res = await postJson(ctx.app, '/v1/groupnorm', { input });
-    expectError(res, 404, 'NORM_ERR_NOT_FOUND', 'POST /v1/groupnorm: no such route');
+  it('unknown route POST /v1/instancenorm → 404', async () => {
+    const res = await postJson(ctx.app, '/v1/instancenorm', { input });
+    expectError(res, 404, 'NORM_ERR_NOT_FOUND', 'POST /v1/instancenorm: no such route');
   });
 
   it('GET on an operation route → 404 without the query string in the message', async () => {

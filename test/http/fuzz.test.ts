@@ -7,10 +7,13 @@ import { errorCodes } from '../../src/errors.js';
 import { okBody, pack, packTyped, STATUS_TEXT, useFreshApp, type Response } from '../helpers/http.js';
 import { expectClose, reference } from '../helpers/reference.js';
 import { bytesOf, valuesOf } from '../helpers/tensors.js';
+import { referenceBatchnorm, referenceGroupnorm } from '../reference/channel-norm-reference.js';
 import { applyMutation, jsonable, mutation } from './fuzz-mutations.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_251_121);
-const ROUTES = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batch'] as const;
+const OPS = ['rmsnorm', 'layernorm', 'batchnorm', 'groupnorm'] as const;
+type Op = (typeof OPS)[number];
+const ROUTES = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batchnorm', '/v1/groupnorm', '/v1/batch'] as const;
 type Route = (typeof ROUTES)[number];
 type Encoding = 'json' | 'msgpack';
 const CODES = new Set(Object.keys(errorCodes));
@@ -46,19 +49,44 @@ async function runAll(cases: fc.Arbitrary<Sent>, numRuns: number): Promise<void>
 
 const VALUES = [0.5, -1.25, 2, 3.5, -4, 5.25, 6, -7.5];
 
-/** a valid request using every field, so that every field can be broken */
+const WEIGHT = [1, 0.5, 2, 1];
+const BIAS = [0, 0.25, 0, -1];
+const RUNNING = { mean: [0.5, 0, -1, 2], var: [1, 2, 0.5, 4] };
+
+/** a valid request using every field of its op, so that every field can be broken */
 function validBody(route: Route, encoding: Encoding): Record<string, unknown> {
   const tensor = (shape: number[], values: number[]) =>
     ({ dtype: 'float32', shape, data: encoding === 'json' ? values : Buffer.from(bytesOf('float32', values)) });
-  const fields = () => ({
-    input: tensor([2, 4], VALUES),
-    weight: tensor([4], [1, 0.5, 2, 1]),
-    bias: tensor([4], [0, 0.25, 0, -1]),
-    residual: tensor([2, 4], VALUES.map((v) => v / 2)),
-    axis: -1, eps: 1e-5, eps_placement: 'outside', weight_offset: 0.5, return_stats: true, output_dtype: 'float16',
-  });
-  if (route === '/v1/batch') return { requests: [{ op: 'rmsnorm', ...fields() }, { op: 'layernorm', ...fields() }] };
-  return fields();
+  const common = () => ({ input: tensor([2, 4], VALUES), weight: tensor([4], WEIGHT), bias: tensor([4], BIAS), eps: 1e-5, return_stats: true, output_dtype: 'float16' });
+  const fields = (op: Op): Record<string, unknown> => {
+    switch (op) {
+      case 'batchnorm':
+        return { ...common(), channel_axis: 1, training: true, momentum: 0.25, running_mean: tensor([4], RUNNING.mean), running_var: tensor([4], RUNNING.var) };
+      case 'groupnorm':
+        return { ...common(), num_groups: 2 };
+      default:
+        return {
+          ...common(), residual: tensor([2, 4], VALUES.map((v) => v / 2)), axis: -1, eps_placement: 'outside', weight_offset: 0.5,
+          ...(op === 'rmsnorm' ? { partial: 0.75 } : {}),
+        };
+    }
+  };
+  if (route === '/v1/batch') return { requests: OPS.map((op) => ({ op, ...fields(op) })) };
+  return fields(route.slice(4) as Op);
+}
+
+/** the float64 answer of validBody's request for `op` */
+function expectedOutput(op: Op): number[] {
+  const affine = { weight: WEIGHT, bias: BIAS, eps: 1e-5 };
+  if (op === 'batchnorm') {
+    return referenceBatchnorm({ x: VALUES, shape: [2, 4], channelAxis: 1, training: true, runningMean: RUNNING.mean, runningVar: RUNNING.var, momentum: 0.25, ...affine }).output;
+  }
+  if (op === 'groupnorm') return referenceGroupnorm({ x: VALUES, shape: [2, 4], numGroups: 2, ...affine }).output;
+  return reference({
+    op, dtype: 'float32', shape: [2, 4], values: VALUES, residual: VALUES.map((v) => v / 2), partial: op === 'rmsnorm' ? 0.75 : undefined,
+    weight: { dtype: 'float32', values: WEIGHT }, bias: { dtype: 'float32', values: BIAS },
+    eps: 1e-5, epsPlacement: 'outside', weightOffset: 0.5, outputDtype: 'float16',
+  }).output;
 }
 
 function encode(body: unknown, encoding: Encoding): Buffer | string {
@@ -204,15 +232,8 @@ async function expectStillServing(app: FastifyInstance): Promise<void> {
     for (const enc of ['json', 'msgpack'] as Encoding[]) {
       const body = okBody(await send(app, { route: r, encoding: enc, payload: encode(validBody(r, enc), enc) }));
       const outputs = r === '/v1/batch' ? body.results.map((x: { output: unknown }) => x.output) : [body.output];
-      const ops = r === '/v1/batch' ? ['rmsnorm', 'layernorm'] as const : [r === '/v1/rmsnorm' ? 'rmsnorm' : 'layernorm'] as const;
-      ops.forEach((op, i) => {
-        const ref = reference({
-          op, dtype: 'float32', shape: [2, 4], values: VALUES, residual: VALUES.map((v) => v / 2),
-          weight: { dtype: 'float32', values: [1, 0.5, 2, 1] }, bias: { dtype: 'float32', values: [0, 0.25, 0, -1] },
-          eps: 1e-5, epsPlacement: 'outside', weightOffset: 0.5, outputDtype: 'float16',
-        });
-        expectClose(valuesOf(outputs[i]), ref.output, 'float16');
-      });
+      const ops: readonly Op[] = r === '/v1/batch' ? OPS : [r.slice(4) as Op];
+      ops.forEach((op, i) => expectClose(valuesOf(outputs[i]), expectedOutput(op), 'float16'));
     }
   }
 }

@@ -6,6 +6,7 @@ import { createClient, NormServiceError } from '../../src/client.js';
 import { createApp } from '../helpers/http.js';
 import { expectClose, reference } from '../helpers/reference.js';
 import { float16FromBits, randomValues } from '../helpers/tensors.js';
+import { referenceBatchnorm, referenceGroupnorm, referencePartialRmsnormRow } from '../reference/channel-norm-reference.js';
 
 let app: FastifyInstance | null = null;
 afterEach(async () => {
@@ -75,6 +76,38 @@ describe('the TypeScript client', () => {
     const ref = reference({ op: 'layernorm', dtype: 'float32', shape: [2, 3, 2], values: b, axis: 1 });
     expectClose([...results[1].output.data], ref.output, 'float32');
     expect(results[1].mean?.shape).toEqual([2]);
+  });
+
+  it('batchnorm 6x3 float64 channels-last training step: running statistics come back updated', async () => {
+    const client = createClient({ baseUrl: await listen() });
+    const values = randomValues(408, 18, 3, 1);
+    const f64 = (data: number[]) => ({ dtype: 'float64' as const, shape: [data.length], data: new Float64Array(data) });
+    const result = await client.batchnorm(
+      { dtype: 'float64', shape: [6, 3], data: new Float64Array(values) },
+      { channelAxis: -1, training: true, runningMean: f64([0, 1, 2]), runningVar: f64([1, 2, 3]), momentum: 0.25, returnStats: true },
+    );
+    const ref = referenceBatchnorm({
+      x: values, shape: [6, 3], channelAxis: -1, training: true, runningMean: [0, 1, 2], runningVar: [1, 2, 3],
+      momentum: 0.25, weight: null, bias: null, eps: 1e-5,
+    });
+    expectClose([...result.output.data], ref.output, 'float64');
+    expectClose([...result.runningMean!.data], ref.runningMean!, 'float64');
+    expectClose([...result.runningVar!.data], ref.runningVar!, 'float64');
+    expectClose([...result.rstd!.data], ref.rstd, 'float32');
+  });
+
+  it('groupnorm 2x4x3 float32 in 2 groups, and rmsnorm 2x10 with partial 0.3 (k = 3)', async () => {
+    const client = createClient({ baseUrl: await listen() });
+    const values = randomValues(409, 24, 2, 3);
+    const group = await client.groupnorm({ dtype: 'float32', shape: [2, 4, 3], data: new Float32Array(values) }, { numGroups: 2, returnStats: true });
+    const ref = referenceGroupnorm({ x: [...new Float32Array(values)], shape: [2, 4, 3], numGroups: 2, weight: null, bias: null, eps: 1e-5 });
+    expectClose([...group.output.data], ref.output, 'float32');
+    expect(group.mean?.shape).toEqual([2, 2]);
+    const rows = randomValues(410, 20, 2);
+    const partial = await client.rmsnorm({ dtype: 'float64', shape: [2, 10], data: new Float64Array(rows) }, { partial: 0.3 });
+    const affine = { eps: 1e-6, epsOutside: false, scale: new Array(10).fill(1), bias: null };
+    const expected = [0, 1].flatMap((r) => referencePartialRmsnormRow(rows.slice(10 * r, 10 * r + 10), 3, affine).y);
+    expectClose([...partial.output.data], expected, 'float64');
   });
 
   it('a bad request throws NormServiceError with the status, code and message', async () => {

@@ -103,8 +103,16 @@ export class Contract {
     return pairs;
   }
 
+  /** the document's path for a request's: itself, or the template it fills (/docs/api.md → /docs/{page}) */
+  pathOf(url: string): string {
+    const path = url.split('?')[0];
+    if (path in this.document.paths) return path;
+    const fills = (template: string) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}/]+\}/g, '[^/]+')}$`).test(path);
+    return Object.keys(this.document.paths).find((template) => template.includes('{') && fills(template)) ?? path;
+  }
+
   operation(method: string, url: string): Json | undefined {
-    return this.document.paths[url.split('?')[0]]?.[method.toLowerCase()];
+    return this.document.paths[this.pathOf(url)]?.[method.toLowerCase()];
   }
 
   /** the errors of `value` against `schema`, or null */
@@ -126,7 +134,7 @@ export class Contract {
     let response: Json | undefined;
     let key: string;
     if (operation) {
-      key = `${request.method.toUpperCase()} ${request.url.split('?')[0]} ${status}`;
+      key = `${request.method.toUpperCase()} ${this.pathOf(request.url)} ${status}`;
       response = operation.responses[status];
       if (!response) throw new Error(`${where}: the document lists no ${status} for this operation (it has ${Object.keys(operation.responses).join(', ')})`);
     } else {

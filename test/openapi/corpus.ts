@@ -82,6 +82,43 @@ function normProbes(op: 'rmsnorm' | 'layernorm'): Probe[] {
   ];
 }
 
+/** BatchNorm, GroupNorm and pRMSNorm (API.md §2 partial, §8, §9) */
+function channelProbes(): Probe[] {
+  const p = (url: string, name: string, send: Send, status: number, code?: string) => post('open', url, name, send, status, code);
+  const bn = '/v1/batchnorm';
+  const gn = '/v1/groupnorm';
+  const c2 = (values: number[], dtype: 'float32' | 'float16' = 'float32') => bin(dtype, [2], values);
+  const running = { running_mean: { shape: [2], data: [0, 0] }, running_var: { shape: [2], data: [1, 1] } };
+  const x4x2 = { dtype: 'float32', shape: [4, 2], data: [1, 10, 2, 20, 3, 30, 4, 40] };
+  return [
+    p(bn, 'JSON training example with running statistics and stats', json({ input: x4x2, training: true, eps: 0, return_stats: true, ...running }), 200),
+    p(bn, 'msgpack inference, channels last, float16 running statistics, bfloat16 out', msgpack({
+      input: bin('float32', [2, 2, 2], [1, 2, 3, 4, 5, 6, 7, 8]), channel_axis: -1, running_mean: c2([1, 2], 'float16'), running_var: c2([4, 1], 'float16'),
+      weight: c2([1, 2]), bias: c2([0, 1]), output_dtype: 'bfloat16',
+    }), 200),
+    p(bn, 'msgpack-numpy training input, no running statistics', msgpack({ input: numpy([2, 4], x2x4.data), training: true, momentum: 0.5, return_stats: true }), 200),
+    p(bn, 'rank 1', json({ input: { shape: [4], data: [1, 2, 3, 4] }, training: true }), 400, 'NORM_ERR_SHAPE_MISMATCH'),
+    p(bn, 'inference without running_var', json({ input: x4x2, running_mean: running.running_mean }), 400, 'NORM_ERR_FIELD_MISSING'),
+    p(bn, 'training on one value per channel', json({ input: { shape: [1, 2], data: [1, 2] }, training: true }), 400, 'NORM_ERR_TOO_FEW_VALUES'),
+    p(bn, 'channel_axis out of range', json({ input: x4x2, channel_axis: 2, ...running }), 400, 'NORM_ERR_AXIS_RANGE'),
+    p(bn, 'axis is not a batchnorm field', json({ input: x4x2, axis: 0, ...running }), 400, 'NORM_ERR_FIELD_UNKNOWN'),
+    p(bn, 'Accept text/csv', json({ input: x4x2, ...running }, { accept: 'text/csv' }), 406, 'NORM_ERR_NOT_ACCEPTABLE'),
+    p(bn, 'Content-Type text/plain', { headers: { 'content-type': 'text/plain' }, payload: 'x' }, 415, 'NORM_ERR_MEDIA_TYPE'),
+    p(gn, 'JSON example with stats', json({ input: { shape: [1, 4, 2], data: [1, 2, 3, 4, 5, 6, 7, 8] }, num_groups: 2, eps: 0, return_stats: true }), 200),
+    p(gn, 'msgpack float16 [2, 4, 3], instance norm, float32 out', msgpack({
+      input: bin('float16', [2, 4, 3], Array.from({ length: 24 }, (_, i) => i % 5)), num_groups: 4, output_dtype: 'float32', weight: bin('float32', [4], [1, 2, 3, 4]),
+    }), 200),
+    p(gn, 'num_groups not dividing C', json({ input: { shape: [1, 3], data: [1, 2, 3] }, num_groups: 2 }), 400, 'NORM_ERR_FIELD_INVALID'),
+    p(gn, 'no num_groups', json({ input: x2x4 }), 400, 'NORM_ERR_FIELD_MISSING'),
+    p(gn, 'a zero spatial dimension', json({ input: { shape: [2, 4, 0], data: [] }, num_groups: 2 }), 400, 'NORM_ERR_EMPTY_ROW'),
+    p(gn, 'a msgpack-numpy input with strides', msgpack({ input: new Map([...numpy([2, 4], x2x4.data), [Buffer.from('strides'), [16, 4]]]), num_groups: 1 }), 400, 'NORM_ERR_FIELD_UNKNOWN'),
+    p(gn, 'Accept text/csv', json({ input: x2x4, num_groups: 1 }, { accept: 'text/csv' }), 406, 'NORM_ERR_NOT_ACCEPTABLE'),
+    p(gn, 'Content-Type text/plain', { headers: { 'content-type': 'text/plain' }, payload: 'x' }, 415, 'NORM_ERR_MEDIA_TYPE'),
+    p('/v1/rmsnorm', 'partial 0.5', json({ input: x2x4, partial: 0.5, eps: 0 }), 200),
+    p('/v1/rmsnorm', 'partial keeping no element', json({ input: x2x4, partial: 0.2 }), 400, 'NORM_ERR_EMPTY_ROW'),
+  ];
+}
+
 function batchProbes(): Probe[] {
   const url = '/v1/batch';
   const x4 = { dtype: 'float32', shape: [4], data: [1, 2, 3, 4] };
@@ -92,6 +129,13 @@ function batchProbes(): Probe[] {
       requests: [{ op: 'rmsnorm', input: numpy([2, 4], x2x4.data) }, { op: 'layernorm', input: bin('float32', [2, 4], x2x4.data), return_stats: true }],
     }), 200),
     p('JSON request, Accept x-msgpack', json({ requests: [{ op: 'layernorm', input: x4, eps: 0 }] }, { accept: 'application/x-msgpack' }), 200),
+    p('all four ops', json({
+      requests: [
+        { op: 'rmsnorm', input: x4, partial: 0.5 }, { op: 'layernorm', input: x4 },
+        { op: 'batchnorm', input: { shape: [2, 2], data: [1, 2, 3, 4] }, training: true }, { op: 'groupnorm', input: { shape: [1, 4], data: [1, 2, 3, 4] }, num_groups: 2 },
+      ],
+    }), 200),
+    p('a groupnorm item without num_groups', json({ requests: [{ op: 'rmsnorm', input: x4 }, { op: 'groupnorm', input: x4 }] }), 400, 'NORM_ERR_FIELD_MISSING'),
     p('an invalid second item', json({ requests: [{ op: 'rmsnorm', input: x4 }, { op: 'rmsnorm', input: x4, weight: { shape: [2], data: [1, 1] } }] }), 400, 'NORM_ERR_SHAPE_MISMATCH'),
     p('no requests', json({ requests: [] }), 400, 'NORM_ERR_FIELD_INVALID'),
     p('unknown op', msgpack({ requests: [{ op: 'softmax', input: x4 }] }), 400, 'NORM_ERR_FIELD_INVALID'),
@@ -124,15 +168,24 @@ export function corpus(): Probe[] {
   return [
     ...normProbes('rmsnorm'),
     ...normProbes('layernorm'),
+    ...channelProbes(),
     ...batchProbes(),
     ...guardedProbes('/v1/rmsnorm', single),
     ...guardedProbes('/v1/layernorm', single),
+    ...guardedProbes('/v1/batchnorm', { input: x2x4, training: true }),
+    ...guardedProbes('/v1/groupnorm', { input: x2x4, num_groups: 2 }),
     ...guardedProbes('/v1/batch', { requests: [{ op: 'layernorm', ...single }] }),
     get('open', '/healthz', 200),
     get('open', '/readyz', 200),
     get('open', '/metrics', 200),
     get('open', '/openapi.json', 200),
     get('open', '/docs', 200),
+    get('open', '/docs/api.md', 200),
+    { ...get('open', '/docs/nowhere.md', 404), code: 'NORM_ERR_NOT_FOUND' },
+    get('guarded', '/docs/api.md', 200),
+    // the service endpoints take no query parameter
+    ...['/healthz?verbose=1', '/readyz?timeout=5', '/metrics?name[]=x', '/openapi.json?v=2', '/docs?url=x', '/docs/api.md?raw']
+      .map((url) => ({ ...get('open', url, 400), code: 'NORM_ERR_FIELD_UNKNOWN' })),
     get('guarded', '/healthz', 200),
     get('guarded', '/openapi.json', 200),
     get('draining', '/readyz', 503),

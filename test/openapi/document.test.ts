@@ -10,12 +10,13 @@ import { renderOpenapi } from '../../src/http/openapi/document.js';
 import { DOCUMENT_PATH, loadContract, readDocument, type Contract } from './contract.js';
 
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'];
-const V1_OPERATIONS = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batch'];
+const V1_OPERATIONS = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batchnorm', '/v1/groupnorm', '/v1/batch'];
 const V1_STATUSES = ['200', '400', '401', '406', '408', '413', '415', '500', '503', '504'];
 // API.md §2–§6
 const ENDPOINTS = [
-  'POST /v1/batch', 'POST /v1/layernorm', 'POST /v1/rmsnorm',
+  'POST /v1/batch', 'POST /v1/layernorm', 'POST /v1/rmsnorm', 'POST /v1/batchnorm', 'POST /v1/groupnorm',
   'GET /docs', 'GET /healthz', 'GET /metrics', 'GET /openapi.json', 'GET /readyz',
+  'GET /docs/{page}', // docs/api.md, the API reference
 ];
 
 const checkedIn = readFileSync(DOCUMENT_PATH, 'utf8');
@@ -113,8 +114,17 @@ describe('what the document covers', () => {
     });
   }
 
-  it('Authorization as a bearer security scheme', () => {
+  it('Authorization as a bearer security scheme; the service endpoints need none', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const [path, item] of Object.entries(document.paths as Record<string, any>)) {
+      if (!path.startsWith('/v1/')) expect(item.get.security, path).toEqual([]);
+    }
+  });
+
+  it('the license of package.json, and the API reference in info and externalDocs', () => {
+    expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(document.externalDocs.url).toBe('/docs/api.md');
+    expect(document.info.description).toContain('[/docs/api.md](/docs/api.md)');
   });
 
   it('the tensor: its dtypes, and binary msgpack data documented as binary', () => {
@@ -126,16 +136,25 @@ describe('what the document covers', () => {
     expect(JSON.stringify(document)).not.toContain('x-msgpack-data');
   });
 
-  it('every optional field of §2 with its default', () => {
-    const defaults = { axis: -1, eps_placement: 'inside', weight_offset: 0, return_stats: false };
-    for (const [op, eps] of [['Rmsnorm', 1e-6], ['Layernorm', 1e-5]] as const) {
+  it('every optional field of §2, §8 and §9 with its default', () => {
+    const rowDefaults = { axis: -1, eps_placement: 'inside', weight_offset: 0, return_stats: false };
+    const rowFields = ['input', 'axis', 'weight', 'bias', 'eps', 'eps_placement', 'weight_offset', 'residual', 'return_stats', 'output_dtype'];
+    const channelFields = ['weight', 'bias', 'eps', 'return_stats', 'output_dtype'];
+    const cases = [
+      ['Rmsnorm', [...rowFields, 'partial'], ['input'], { ...rowDefaults, eps: 1e-6, partial: 1 }],
+      ['Layernorm', rowFields, ['input'], { ...rowDefaults, eps: 1e-5 }],
+      ['Batchnorm', ['input', 'channel_axis', 'training', 'running_mean', 'running_var', 'momentum', ...channelFields], ['input'],
+        { channel_axis: 1, training: false, momentum: 0.1, eps: 1e-5, return_stats: false }],
+      ['Groupnorm', ['input', 'num_groups', ...channelFields], ['input', 'num_groups'], { eps: 1e-5, return_stats: false }],
+    ] as const;
+    for (const [op, fields, needed, defaults] of cases) {
       for (const suffix of ['', 'Msgpack']) {
         const { properties, required } = document.components.schemas[`${op}Request${suffix}`];
-        expect(required).toEqual(['input']);
-        expect(Object.keys(properties)).toEqual(['input', 'axis', 'weight', 'bias', 'eps', 'eps_placement', 'weight_offset', 'residual', 'return_stats', 'output_dtype']);
-        for (const [field, value] of Object.entries({ ...defaults, eps })) expect(properties[field].default, `${op} ${field}`).toBe(value);
+        expect(required).toEqual(needed);
+        expect(Object.keys(properties)).toEqual(fields);
+        for (const [field, value] of Object.entries(defaults)) expect(properties[field].default, `${op} ${field}`).toBe(value);
         expect(properties.eps.minimum).toBe(0);
-        for (const field of ['weight', 'bias', 'residual', 'output_dtype']) expect(properties[field].description, field).toMatch(/default|same shape/);
+        for (const field of ['weight', 'bias', 'output_dtype']) expect(properties[field].description, field).toMatch(/default|same shape/);
       }
     }
   });
@@ -187,5 +206,12 @@ describe('served', () => {
     expect(initializer.body).toContain('validatorUrl: null'); // no call to validator.swagger.io
     const json = await app.inject({ url: '/docs/json' });
     expect(json.json()).toEqual(document);
+  });
+
+  it('GET /docs/api.md: the bytes of docs/api.md, as Markdown', async () => {
+    const res = await app.inject({ url: '/docs/api.md' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(res.body === readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8'), 'GET /docs/api.md differs from docs/api.md').toBe(true);
   });
 });

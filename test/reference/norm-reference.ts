@@ -90,8 +90,9 @@ function finish(row: readonly number[], mean: number, s: number, o: ReferenceOpt
   return { y, mean, rstd: r };
 }
 
-export function referenceRmsnorm(row: readonly number[], o: ReferenceOptions): ReferenceRow {
-  const s = sumOfSquares(row) / row.length;
+/** `k`: s over the first k elements only (pRMSNorm) */
+export function referenceRmsnorm(row: readonly number[], o: ReferenceOptions, k = row.length): ReferenceRow {
+  const s = sumOfSquares(row.slice(0, k)) / k;
   return finish(row, 0, s, o);
 }
 

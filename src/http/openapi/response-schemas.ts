@@ -3,7 +3,7 @@
 // a schema with a `title` becomes a named component of the document (see tidy.ts).
 import { STATUS_CODES } from 'node:http';
 import { DTYPE_NAMES } from '../../codec/dtype.js';
-import { errorCodes } from '../../errors.js';
+import { errorCodes, serviceError } from '../../errors.js';
 import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
 import { errorExamples, responseExamples } from './examples.js';
 import { JSON_TYPE, MSGPACK_TYPES } from '../media-types.js';
@@ -23,6 +23,9 @@ const tensorBinary = {
   additionalProperties: false,
   required: ['dtype', 'shape', 'data'],
   properties: { dtype, shape, data: { ...binary, description: 'msgpack bin: the raw little-endian elements, prod(shape) × itemsize bytes' } },
+  // redundant beside data's type, and said outright so that linters see the oneOf alternatives
+  // exclude each other (Redocly cannot compare schemas with `items`); documentation only
+  not: { properties: { data: { type: 'array' } } },
 };
 
 const numpyArray = {
@@ -103,7 +106,7 @@ function errorBody(status: number) {
 const ERROR_WHEN: Readonly<Record<number, string>> = {
   400: 'Malformed msgpack or JSON, schema violation, unknown dtype, data length ≠ shape, bad axis, eps, weight, bias or residual shape, n = 0, or a bad X-Request-Timeout-Ms.',
   401: 'API keys are configured and the request has no valid Authorization: Bearer <key>. Checked before anything else.',
-  404: 'No such route.',
+  404: 'No such route (any other path or method), or no such page of docs/.',
   406: 'Accept allows neither application/json nor a msgpack type.',
   408: 'The body stalled: no bytes arrived for BODY_IDLE_TIMEOUT_MS while it was being read. The connection is closed after the answer.',
   413: 'The body is over the byte limit (MAX_BODY_BYTES): by its Content-Length, or as the bytes arrive.',
@@ -130,6 +133,23 @@ export function errorResponse(status: number) {
     content: { [JSON_TYPE]: { schema: errorBody(status), ...(examples ? { examples } : {}) } },
   };
 }
+
+const queryError = serviceError('fieldUnknown', '?verbose');
+
+/** what a service endpoint answers to a query parameter: it takes none (service-routes.ts) */
+export const queryErrorResponse = {
+  description: 'A query parameter: this endpoint takes none. The message names the first one.',
+  content: {
+    [JSON_TYPE]: {
+      schema: {
+        ...errorBody(400),
+        title: 'QueryError',
+        properties: { ...errorBody(400).properties, code: { type: 'string', enum: [queryError.code] }, message: { type: 'string', description: 'starts with ? and the name of the query parameter' } },
+      },
+      examples: { verbose: { summary: 'GET /healthz?verbose=1', value: { statusCode: 400, code: queryError.code, error: STATUS_CODES[400], message: queryError.message } } },
+    },
+  },
+};
 
 function okResponse(description: string, json: object, msgpack: object, examples: object) {
   const content: Record<string, object> = { [JSON_TYPE]: { schema: json, examples } };

@@ -6,13 +6,16 @@ import { componentDescriptions } from './response-schemas.js';
 
 type Json = Record<string, unknown>;
 
+/** an error answer's name, by the name of its body's schema */
 const RESPONSE_NAMES: Readonly<Record<string, string>> = {
-  400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 406: 'NotAcceptable', 413: 'PayloadTooLarge',
-  415: 'UnsupportedMediaType', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'GatewayTimeout',
+  Error400: 'BadRequest', Error401: 'Unauthorized', Error404: 'NotFound', Error406: 'NotAcceptable', Error413: 'PayloadTooLarge',
+  Error415: 'UnsupportedMediaType', Error500: 'InternalError', Error503: 'ServiceUnavailable', Error504: 'GatewayTimeout',
+  QueryError: 'UnexpectedQuery',
 };
+const SCHEMAS = '#/components/schemas/';
 /** response headers the server always sends with that answer */
 const ALWAYS_SENT_HEADERS = new Set(['Server-Timing', 'Retry-After']);
-const TOP_LEVEL_ORDER = ['openapi', 'info', 'servers', 'tags', 'security', 'paths', 'components'];
+const TOP_LEVEL_ORDER = ['openapi', 'info', 'externalDocs', 'servers', 'tags', 'security', 'paths', 'components'];
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const without = (o: Json, key: string): Json => Object.fromEntries(Object.entries(o).filter(([k]) => k !== key));
@@ -44,14 +47,15 @@ class Components {
     return ref;
   }
 
-  /** an error answer (its schema is Error<status>) that several operations share is written once */
-  hoistResponse(status: string, response: Json): Json {
-    const name = RESPONSE_NAMES[status];
+  /** an error answer (its schema is Error<status>, or another of RESPONSE_NAMES) that several operations share is written once */
+  hoistResponse(response: Json): Json {
     const schema = ((response.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
-    if (name === undefined || schema?.$ref !== `#/components/schemas/Error${status}`) return response;
+    const ref = typeof schema?.$ref === 'string' && schema.$ref.startsWith(SCHEMAS) ? schema.$ref.slice(SCHEMAS.length) : '';
+    const name = RESPONSE_NAMES[ref];
+    if (name === undefined) return response;
     const existing = this.responses[name];
     if (existing === undefined) this.responses[name] = response;
-    else if (!isDeepStrictEqual(existing, response)) throw new Error(`OpenAPI: two different ${status} answers`);
+    else if (!isDeepStrictEqual(existing, response)) throw new Error(`OpenAPI: two different ${name} answers`);
     return { $ref: `#/components/responses/${name}` };
   }
 }
@@ -77,7 +81,7 @@ function tidyOperation(operation: Json, components: Components): Json {
   const responses: Json = {};
   const byStatus = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
   for (const [status, response] of Object.entries(sorted(out.responses as Json, byStatus))) {
-    responses[status] = components.hoistResponse(status, tidyResponse(response as Json));
+    responses[status] = components.hoistResponse(tidyResponse(response as Json));
   }
   out.responses = responses;
   return out;

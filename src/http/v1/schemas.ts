@@ -1,6 +1,5 @@
 // the /v1 request bodies, derived from the table of operations: what ajv validates and the OpenAPI
 // document shows. A schema with a `title` becomes a named component of the document.
-import { isDeepStrictEqual } from 'node:util';
 import { DTYPE_NAMES } from '../../codec/dtype.js';
 import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
 import type { Schema } from '../../ops/operation.js';
@@ -56,28 +55,19 @@ function opBody(tensor: Schema, op: OpName) {
   return { type: 'object', additionalProperties: false, required: [...operation.required], properties: operation.fields(tensor) };
 }
 
-/**
- * every operation's fields in one item; a field whose default differs by operation loses its default.
- * Fields that differ in anything else cannot share one item schema: items then need validating by op.
- */
-function mergedFields(tensor: Schema): Record<string, Schema> {
-  const merged: Record<string, Schema> = {};
-  for (const op of OP_NAMES) {
-    for (const [name, field] of Object.entries(OPERATIONS[op].fields(tensor))) {
-      const seen = merged[name];
-      if (seen === undefined) merged[name] = field;
-      else if (!isDeepStrictEqual(withoutKey(seen, 'default'), withoutKey(field, 'default'))) throw new Error(`batch items: ${name} differs between operations`);
-      else if (seen.default !== field.default) merged[name] = withoutKey(seen, 'default');
-    }
-  }
-  return merged;
+/** `suffix` keeps the JSON and msgpack variants apart as named components of the document */
+function batchItem(tensor: Schema, op: OpName, suffix: string) {
+  const operation = OPERATIONS[op];
+  return {
+    title: `${op[0].toUpperCase()}${op.slice(1)}Item${suffix}`,
+    type: 'object',
+    additionalProperties: false,
+    required: ['op', ...operation.required],
+    properties: { op: { const: op }, ...operation.fields(tensor) },
+  };
 }
 
-function withoutKey(schema: Schema, key: string): Schema {
-  return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== key));
-}
-
-function batchBody(tensor: Schema) {
+function batchBody(tensor: Schema, suffix: string) {
   return {
     type: 'object',
     additionalProperties: false,
@@ -88,11 +78,16 @@ function batchBody(tensor: Schema) {
         description: 'one §2 request per item, with its op; if any item is invalid the whole batch is a 400 naming it (requests[3].weight: …) and nothing is computed',
         minItems: 1,
         maxItems: 1024,
+        // each item is checked against its own op's fields alone (the discriminator picks the branch),
+        // so an error names the field of that op: requests[0].channel_axis: unknown field
         items: {
           type: 'object',
-          additionalProperties: false,
-          required: ['op', 'input'],
-          properties: { op: { type: 'string', enum: OP_NAMES, description: 'the operation for this item' }, ...mergedFields(tensor) },
+          // the branch says which fields are allowed; this wrapper only names the discriminator
+          additionalProperties: true,
+          required: ['op'],
+          properties: { op: { type: 'string', enum: OP_NAMES, description: 'the operation for this item' } },
+          discriminator: { propertyName: 'op' },
+          oneOf: OP_NAMES.map((op) => batchItem(tensor, op, suffix)),
         },
       },
     },
@@ -110,7 +105,7 @@ export function opBodySchema(op: OpName) {
 }
 
 export function batchBodySchema() {
-  return byMediaType(batchBody(jsonTensor), batchBody(msgpackTensor));
+  return byMediaType(batchBody(jsonTensor, ''), batchBody(msgpackTensor, 'Msgpack'));
 }
 
 /** ajv must know the annotation keyword; it validates nothing */

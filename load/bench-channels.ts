@@ -1,0 +1,188 @@
+// npm run bench, the per-channel ops (BatchNorm training and inference, channels first and last;
+// GroupNorm) through the service's own job layout (allocateChannelJob / allocateRowJob): on one
+// thread, as a share of a memcpy of the same bytes in the same run, and on the real pool, 1 worker
+// against 2. Every figure's output is checked against float64 (bench-channel-reference.ts).
+import { executeTask } from '../dist/kernels/execute-task.js';
+import { loadWasmKernels, type WasmKernels } from '../dist/kernels/wasm-kernels.js';
+import { defaults } from '../dist/config.js';
+import { createMetrics } from '../dist/metrics.js';
+import { allocateRowJob } from '../dist/jobs/allocate.js';
+import { allocateChannelJob } from '../dist/jobs/allocate-channels.js';
+import type { ChannelRequest, CheckedRequest, RowRequest } from '../dist/jobs/checked-request.js';
+import { Deadline } from '../dist/jobs/deadline.js';
+import type { Job } from '../dist/jobs/job.js';
+import { runJobs, type RunContext } from '../dist/jobs/run.js';
+import { OPERATIONS } from '../dist/ops/registry.js';
+import type { Task } from '../dist/pool/protocol.js';
+import { createPool, type NormPool } from '../dist/pool/pool.js';
+import { createSlabPool, type SlabPool } from '../dist/memory/slab-pool.js';
+import { caseName, channelBody, channelData, checkChannels, layoutName, type ChannelCase, type ChannelData } from './bench-channel-reference.js';
+import type { Timer } from './bench-timing.js';
+import { median } from './machine.js';
+import type { ChannelKernelFigures, ChannelPoolFigures } from './results.js';
+
+const NCHW: number[] = [32, 64, 56, 56];
+const NHWC: number[] = [32, 56, 56, 64];
+export const CHANNEL_CASES: ChannelCase[] = [
+  { op: 'batchnorm', training: true, shape: NCHW, channelAxis: 1, groups: 1 },
+  { op: 'batchnorm', training: true, shape: NHWC, channelAxis: -1, groups: 1 },
+  { op: 'batchnorm', training: false, shape: NCHW, channelAxis: 1, groups: 1 },
+  { op: 'batchnorm', training: false, shape: NHWC, channelAxis: -1, groups: 1 },
+  { op: 'groupnorm', training: false, shape: [8, 256, 32, 32], channelAxis: 1, groups: 32 },
+];
+
+export interface ChannelBenchOptions {
+  /** CI: the batch dimension cut to 2 (1 for GroupNorm), still past the inline limits */
+  short: boolean;
+  timer: Timer;
+  poolSamples: number;
+}
+
+/** a job's phases as the JavaScript kernels run them (the SIMD choice is the job's, made by allocate) */
+function withoutSimd(job: Job): Job {
+  return {
+    ...job,
+    phases: job.phases.map((p) => ({ ...p, simd: false, task: p.task.kind === 'rows' ? { ...p.task, prepared: null, wide: null } : { ...p.task, simd: false } as Task })),
+  };
+}
+
+function allocate(req: CheckedRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels): Job {
+  return req.layout === 'rows' ? allocateRowJob(req as RowRequest, slabs, maxTasks, wasm, null) : allocateChannelJob(req as ChannelRequest, slabs, maxTasks, null);
+}
+
+/** every phase on this thread, one task each, with the main thread's work between phases */
+function runInline(job: Job, wasm: WasmKernels): void {
+  job.phases.forEach((phase, i) => {
+    const result = executeTask(phase.task, wasm);
+    if (!result.ok) throw new Error(result.message);
+    job.afterPhase?.(i);
+  });
+}
+
+/** the answer's output, mean and rstd checked against float64 */
+function checkJob(c: ChannelCase, d: ChannelData, job: Job): string | null {
+  const view = (name: string) => {
+    const t = job.outputs.find(([field]) => field === name)![1];
+    return new Float32Array(t.memory, t.byteOffset, t.length);
+  };
+  return checkChannels(c, d, view('output'), view('mean'), view('rstd'));
+}
+
+/** the input's bytes in the pool's shared memory, where a request body would be read in place */
+function placeInput(slabs: SlabPool, x: Float32Array): Uint8Array {
+  const slab = slabs.acquire(x.byteLength);
+  const bytes = new Uint8Array(slab.memory, slab.offset, x.byteLength);
+  bytes.set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
+  return bytes;
+}
+
+const cut = (c: ChannelCase, short: boolean): ChannelCase => (short ? { ...c, shape: [c.op === 'groupnorm' ? 1 : 2, ...c.shape.slice(1)] } : c);
+
+function benchSingle(c: ChannelCase, seed: number, timer: Timer): ChannelKernelFigures[] {
+  const d = channelData(c, seed);
+  const slabs = createSlabPool(1024 * 2 ** 20);
+  const wasm = loadWasmKernels(slabs.memory);
+  const input = placeInput(slabs, d.x);
+  const req = OPERATIONS[c.op].check(channelBody(c, d, input), '', false);
+  const copyTo = slabs.acquire(d.x.byteLength);
+  const from = new Float32Array(input.buffer, input.byteOffset, d.x.length);
+  const to = new Float32Array(copyTo.memory, copyTo.offset, d.x.length);
+  const copy = () => to.set(from);
+  const service = allocate(req, slabs, 1, wasm);
+  slabs.release(service.slab);
+  const impls: [ChannelKernelFigures['impl'], (job: Job) => Job][] = [['js', withoutSimd]];
+  if (service.phases.some((p) => p.simd)) impls.push(['wasm', (job) => job]);
+  const figures: ChannelKernelFigures[] = [];
+  for (const [impl, as] of impls) {
+    // allocated and run per call, as the service does per request
+    const call = () => {
+      const job = as(allocate(req, slabs, 1, wasm));
+      runInline(job, wasm);
+      slabs.release(job.slab);
+    };
+    const [ms, copyMs] = timer.alternately(call, copy);
+    const job = as(allocate(req, slabs, 1, wasm));
+    runInline(job, wasm);
+    const checkFailure = checkJob(c, d, job);
+    slabs.release(job.slab);
+    const bytes = 8 * d.x.length; // float32 read + float32 written
+    const gbPerS = bytes / ms / 1e6;
+    const memcpyGbPerS = bytes / copyMs / 1e6;
+    figures.push({
+      op: caseName(c), layout: layoutName(c), impl, shape: c.shape, dtype: 'float32', bytes, medianMs: ms, gbPerS, memcpyGbPerS,
+      fractionOfMemcpy: gbPerS / memcpyGbPerS, checkFailure,
+    });
+  }
+  return figures;
+}
+
+interface Side { workers: number; slabs: SlabPool; pool: NormPool; wasm: WasmKernels; ctx: RunContext }
+
+async function benchPools(cases: ChannelCase[], samples: number): Promise<ChannelPoolFigures[]> {
+  const log = (err: Error) => process.stderr.write(`pool: ${err.message}\n`);
+  const sides: Side[] = [1, 2].map((workers) => {
+    const slabs = createSlabPool(1024 * 2 ** 20);
+    const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
+    const wasm = loadWasmKernels(slabs.memory);
+    const ctx: RunContext = {
+      pool, wasm, metrics: createMetrics(pool, slabs), fault: null, deadline: new Deadline(),
+      limits: { inlineMaxElements: defaults.inlineMaxElements, minTaskElements: defaults.minTaskElements },
+    };
+    return { workers, slabs, pool, wasm, ctx };
+  });
+  const figures: ChannelPoolFigures[] = [];
+  try {
+    for (const [k, c] of cases.entries()) {
+      const d = channelData(c, 100 + k);
+      const reqs = sides.map((side) => OPERATIONS[c.op].check(channelBody(c, d, placeInput(side.slabs, d.x)), '', false));
+      /** ms from submission to the last task's end; the answer checked when asked */
+      const once = async (s: number, check: boolean): Promise<[number, string | null]> => {
+        const side = sides[s];
+        const job = allocate(reqs[s], side.slabs, side.pool.workers, side.wasm);
+        const t0 = performance.now();
+        const run = runJobs([job], side.ctx);
+        await run.result;
+        const ms = performance.now() - t0;
+        await run.settled;
+        const problem = check ? checkJob(c, d, job) : null;
+        side.slabs.release(job.slab);
+        return [ms, problem];
+      };
+      for (let s = 0; s < sides.length; s++) for (let w = 0; w < 3; w++) await once(s, false);
+      const times: number[][] = sides.map(() => []);
+      // alternately, so drift hits both alike
+      for (let i = 0; i < samples; i++) for (let s = 0; s < sides.length; s++) times[s].push((await once(s, false))[0]);
+      const single = median(times[0]);
+      for (let s = 0; s < sides.length; s++) {
+        const ms = median(times[s]);
+        figures.push({
+          op: caseName(c), layout: layoutName(c), shape: c.shape, workers: sides[s].workers, medianMs: ms,
+          gbPerS: (8 * d.x.length) / ms / 1e6, speedup: single / ms, checkFailure: (await once(s, true))[1],
+        });
+      }
+    }
+  } finally {
+    await Promise.all(sides.map((side) => side.pool.close()));
+  }
+  return figures;
+}
+
+export async function benchChannels(o: ChannelBenchOptions): Promise<{ kernels: ChannelKernelFigures[]; pool: ChannelPoolFigures[] }> {
+  const cases = CHANNEL_CASES.map((c) => cut(c, o.short));
+  const kernels = cases.flatMap((c, k) => benchSingle(c, 10 + k, o.timer));
+  return { kernels, pool: await benchPools(cases, o.poolSamples) };
+}
+
+const fmt = (v: number, d = 2) => v.toFixed(d);
+const dims = (s: number[]) => s.join('×');
+
+export function printChannels(kernels: ChannelKernelFigures[], pool: ChannelPoolFigures[], out: (line: string) => void): void {
+  out('\nchannels           layout   impl  shape             ms/call      GB/s  memcpy GB/s  of memcpy  check\n');
+  for (const k of kernels) {
+    out(`${k.op.padEnd(18)} ${k.layout.padEnd(8)} ${k.impl.padEnd(5)} ${dims(k.shape).padEnd(15)} ${fmt(k.medianMs, 3).padStart(9)} ${fmt(k.gbPerS).padStart(9)} ${fmt(k.memcpyGbPerS).padStart(12)} ${`${fmt(100 * k.fractionOfMemcpy, 1)} %`.padStart(10)}  ${k.checkFailure ?? 'ok'}\n`);
+  }
+  out('\nchannels pool      layout   shape           workers       ms      GB/s  speed-up  check\n');
+  for (const p of pool) {
+    out(`${p.op.padEnd(18)} ${p.layout.padEnd(8)} ${dims(p.shape).padEnd(15)} ${String(p.workers).padStart(7)} ${fmt(p.medianMs).padStart(8)} ${fmt(p.gbPerS).padStart(9)} ${`${fmt(p.speedup)}×`.padStart(9)}  ${p.checkFailure ?? 'ok'}\n`);
+  }
+}

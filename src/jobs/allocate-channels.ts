@@ -1,0 +1,159 @@
+// phase two for BatchNorm: lay out one tensor's work in a shared slab. Training runs two phases, the
+// per-block statistics and then the output, with the merge between them on the main thread;
+// inference runs the output phase alone, with μ and r from the running statistics.
+import { DTYPES, valueStorage } from '../codec/dtype.js';
+import { bfloat16BitsFromNumber, float16BitsFromNumber } from '../codec/half.js';
+import { writeValues, type TensorIn } from '../codec/read-tensor.js';
+import { blockGeometry, partialsLength } from '../kernels/channel-blocks.js';
+import { mergeChannel } from '../kernels/channel-stats.js';
+import type { SlabPool } from '../memory/slab-pool.js';
+import type { ChannelTask, Region } from '../pool/protocol.js';
+import { placement } from './allocate.js';
+import type { ChannelRequest } from './checked-request.js';
+import { align, layOut, outputStorage, tensorAt, type Job } from './job.js';
+
+const f64 = (r: Region) => new Float64Array(r.memory, r.byteOffset, r.length);
+
+/** a [C] tensor's values as float64 (γ, β, running statistics); `fill` when absent */
+function channelValues(t: TensorIn | null, channels: number, fill: number): Float64Array {
+  const values = new Float64Array(channels);
+  if (t === null) values.fill(fill);
+  else writeValues(t, values);
+  return values;
+}
+
+/** `maxTasks`: the most tasks a phase may be split into; `prefix`: as allocateRowJob's */
+export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTasks: number, prefix: Buffer | null): Job {
+  const { channels: C, input } = req;
+  const size = input.size;
+  const geometry = blockGeometry(req.outer, C, req.inner);
+  const valueType = valueStorage(input.dtype);
+  const inputPlace = placement(input, valueType, false);
+  const updates = req.training && req.runningMean !== null;
+  const statBytes = (t: TensorIn | null) => (updates && t !== null ? C * DTYPES[t.dtype].itemsize : 0);
+  const hasMean = req.stats.includes('mean');
+  const hasRstd = req.stats.includes('rstd');
+  const phases = req.training ? 2 : 1;
+  const yBytes = size * DTYPES[req.outDtype].itemsize;
+  const prefixLength = prefix?.length ?? 0;
+  const { offsets, end } = layOut([
+    ['cancel', 4 * maxTasks * phases],
+    ['x', 'inPlace' in inputPlace ? 0 : DTYPES[valueType].itemsize * size],
+    ['partials', req.training ? 8 * partialsLength(geometry) : 0],
+    ['shift', 8 * C], ['factor', 8 * C], ['bias', 8 * C],
+    ['mean', hasMean ? 4 * C : 0], ['rstd', hasRstd ? 4 * C : 0],
+    ['runningMean', statBytes(req.runningMean)], ['runningVar', statBytes(req.runningVar)],
+  ]);
+  const prefixStart = end + align(prefixLength) - prefixLength;
+  const yOffset = prefixStart + prefixLength;
+  const slab = slabs.acquire(yOffset + yBytes);
+  const { memory, offset: base } = slab;
+  const region = (name: string, length: number): Region => ({ memory, byteOffset: base + offsets[name], length });
+  const cancel = region('cancel', maxTasks * phases);
+  new Int32Array(memory, cancel.byteOffset, cancel.length).fill(0);
+  if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
+
+  let x: Region;
+  let xSource: Region | null = null;
+  if ('inPlace' in inputPlace) {
+    x = inputPlace.inPlace;
+  } else {
+    x = region('x', size);
+    if ('source' in inputPlace) xSource = inputPlace.source;
+    else writeValues(inputPlace.write, valueType === 'float64' ? f64(x) : new Float32Array(memory, x.byteOffset, size));
+  }
+  const y: Region = { memory, byteOffset: base + yOffset, length: size };
+  const shift = region('shift', C);
+  const factor = region('factor', C);
+  const bias = region('bias', C);
+  const mean = hasMean ? region('mean', C) : null;
+  const rstd = hasRstd ? region('rstd', C) : null;
+  f64(bias).set(channelValues(req.bias, C, 0));
+  const gamma = channelValues(req.weight, C, 1);
+
+  /** μ and σ² per channel → the output pass's parameters and the answered statistics */
+  const setChannels = (mu: Float64Array, variance: Float64Array) => {
+    const shiftView = f64(shift);
+    const factorView = f64(factor);
+    const meanView = mean === null ? null : new Float32Array(memory, mean.byteOffset, C);
+    const rstdView = rstd === null ? null : new Float32Array(memory, rstd.byteOffset, C);
+    for (let c = 0; c < C; c++) {
+      const r = 1 / Math.sqrt(variance[c] + req.eps);
+      shiftView[c] = mu[c];
+      factorView[c] = r * gamma[c];
+      if (meanView !== null) meanView[c] = mu[c];
+      if (rstdView !== null) rstdView[c] = r;
+    }
+  };
+  const partials = region('partials', req.training ? partialsLength(geometry) : 0);
+  const template = (kind: ChannelTask['kind'], source: Region | null): ChannelTask => ({
+    kind, blockStart: 0, blockEnd: geometry.blocks, geometry,
+    inputDtype: input.dtype, outDtype: req.outDtype,
+    x, xSource: source, partials,
+    shift, factor, bias, y, cancel, slot: 0, fault: null,
+  });
+  const elementsPerUnit = size / Math.max(1, geometry.blocks);
+  const apply = template('channelApply', req.training ? null : xSource);
+  const job: Job = {
+    request: req,
+    slab,
+    phases: req.training
+      ? [{ task: template('channelStats', xSource), units: geometry.blocks, elementsPerUnit, simd: false },
+        { task: { ...apply, slot: maxTasks }, units: geometry.blocks, elementsPerUnit, simd: false }]
+      : [{ task: apply, units: geometry.blocks, elementsPerUnit, simd: false }],
+    afterPhase: null,
+    outputs: [['output', tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype))]],
+    direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
+  };
+  const runningOut: [string, TensorIn, Region][] = [];
+  if (updates) {
+    runningOut.push(['running_mean', req.runningMean!, region('runningMean', C)], ['running_var', req.runningVar!, region('runningVar', C)]);
+    for (const [name, t, r] of runningOut) job.outputs.push([name, tensorAt(r, t.dtype, [C], outputStorage(t.dtype))]);
+  }
+  for (const stat of req.stats) job.outputs.push([stat, tensorAt(stat === 'mean' ? mean! : rstd!, 'float32', [C], 'float32')]);
+
+  if (!req.training) {
+    setChannels(channelValues(req.runningMean, C, 0), channelValues(req.runningVar, C, 1));
+    return job;
+  }
+  job.afterPhase = (phase) => {
+    if (phase !== 0) return;
+    const M = req.outer * req.inner;
+    const mu = new Float64Array(C);
+    const m2 = new Float64Array(C);
+    const biased = new Float64Array(C);
+    const merged = new Float64Array(2);
+    const blockStats = f64(partials);
+    for (let c = 0; c < C; c++) {
+      mergeChannel(geometry, blockStats, c, merged);
+      mu[c] = merged[0];
+      m2[c] = merged[1];
+      biased[c] = merged[1] / M;
+    }
+    setChannels(mu, biased);
+    if (!updates) return;
+    const m = req.momentum;
+    const [meanOut, varOut] = runningOut;
+    const oldMean = channelValues(meanOut[1], C, 0);
+    const oldVar = channelValues(varOut[1], C, 1);
+    for (let c = 0; c < C; c++) {
+      oldMean[c] = (1 - m) * oldMean[c] + m * mu[c];
+      oldVar[c] = (1 - m) * oldVar[c] + m * (m2[c] / (M - 1)); // unbiased, as PyTorch
+    }
+    storeAs(meanOut[1].dtype, meanOut[2], oldMean);
+    storeAs(varOut[1].dtype, varOut[2], oldVar);
+  };
+  return job;
+}
+
+/** values rounded once to `dtype` into `region` (float16/bfloat16 as bits) */
+function storeAs(dtype: TensorIn['dtype'], region: Region, values: Float64Array): void {
+  const { memory, byteOffset, length } = region;
+  if (dtype === 'float64') new Float64Array(memory, byteOffset, length).set(values);
+  else if (dtype === 'float32') new Float32Array(memory, byteOffset, length).set(values);
+  else {
+    const bits = new Uint16Array(memory, byteOffset, length);
+    const round = dtype === 'float16' ? float16BitsFromNumber : bfloat16BitsFromNumber;
+    for (let i = 0; i < length; i++) bits[i] = round(values[i]);
+  }
+}
