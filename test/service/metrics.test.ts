@@ -84,6 +84,30 @@ it('after 3 rmsnorm float32, 2 layernorm float64 and 1 bad request, the counters
   expect(sampleValue(again, 'http_requests_total', post('/v1/rmsnorm', '200'))).toBe(3);
 });
 
+it('batchnorm and groupnorm count a channel and a group as one row each, and every element', async () => {
+  const post = async (url: string, body: unknown) => {
+    const res = await app.inject({ method: 'POST', url, headers: JSON_TYPE, payload: JSON.stringify(body) });
+    expect(res.statusCode, res.body).toBe(200);
+  };
+  const values = (count: number) => Array.from({ length: count }, (_, i) => (i * 7) % 11);
+  // [4, 3, 5]: 3 channels of 20 values; [2, 4, 3] in 2 groups: 4 rows of 6 (float64: 8 bytes each)
+  await post('/v1/batchnorm', { input: { shape: [4, 3, 5], data: values(60) }, training: true });
+  await post('/v1/groupnorm', { input: { dtype: 'float64', shape: [2, 4, 3], data: values(24) }, num_groups: 2 });
+  const samples = await scrape();
+  expect(series(samples, 'norm_rows_total')).toEqual([
+    { op: 'batchnorm', dtype: 'float32', value: 3 },
+    { op: 'groupnorm', dtype: 'float64', value: 4 },
+  ]);
+  expect(series(samples, 'norm_elements_total')).toEqual([
+    { op: 'batchnorm', dtype: 'float32', value: 60 },
+    { op: 'groupnorm', dtype: 'float64', value: 24 },
+  ]);
+  expect(series(samples, 'norm_bytes_total')).toEqual([
+    { op: 'batchnorm', dtype: 'float32', value: 240 },
+    { op: 'groupnorm', dtype: 'float64', value: 192 },
+  ]);
+});
+
 it('pool gauges and the default process metrics are present', async () => {
   const samples = await scrape();
   expect(sampleValue(samples, 'norm_pool_queue_depth')).toBe(0);
