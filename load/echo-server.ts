@@ -24,7 +24,7 @@ app.addContentTypeParser(MSGPACK_TYPES, { parseAs: 'buffer', bodyLimit }, (_requ
 
 const echo = (item: Item) => ({ output: { dtype: item.input.dtype ?? 'float32', shape: item.input.shape, data: item.input.data } });
 
-for (const path of ['/v1/rmsnorm', '/v1/layernorm', '/v1/batch']) {
+for (const path of ['/v1/rmsnorm', '/v1/layernorm', '/v1/batchnorm', '/v1/groupnorm', '/v1/batch']) {
   app.post(path, async (request, reply) => {
     const body = request.body as Item & { requests: Item[] };
     const answer = path === '/v1/batch' ? { results: body.requests.map(echo) } : echo(body);

@@ -4,6 +4,8 @@ import { Packr, Unpackr } from 'msgpackr';
 import { bfloat16Bits, bfloat16Value, compareValues, randomRows, referenceRows, type Op } from './reference.js';
 
 export type Encoding = 'msgpack' | 'json';
+/** the row-wise ops, plus BatchNorm in training mode over the columns of [rows, n] */
+export type LoadOp = Op | 'batchnorm';
 export type Target = 'service' | 'echo' | 'floor';
 type Dtype = 'float32' | 'bfloat16';
 
@@ -13,7 +15,7 @@ interface Part { rows: number; n: number; dtype: Dtype }
 export interface Scenario {
   /** e.g. `rmsnorm/medium` */
   id: string;
-  op: Op;
+  op: LoadOp;
   name: string;
   label: string;
   path: string;
@@ -34,7 +36,11 @@ export interface Sample {
   check(status: number, response: Buffer, target: Target): string | null;
 }
 
-interface Shape { name: string; label: string; parts: Part[]; encoding: Encoding; batch: boolean; shortAmount: number; connections: number }
+interface Shape {
+  name: string; label: string; parts: Part[]; encoding: Encoding; batch: boolean; shortAmount: number; connections: number;
+  /** the ops it runs; rmsnorm and layernorm unless it says */
+  ops?: LoadOp[];
+}
 
 const SHAPES: Shape[] = [
   { name: 'small', label: '1×768 float32, msgpack', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 50, connections: 16 },
@@ -43,6 +49,8 @@ const SHAPES: Shape[] = [
   { name: 'small-json', label: '1×768 float32, JSON', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'json', batch: false, shortAmount: 50, connections: 16 },
   { name: 'batch64', label: '/v1/batch of 64 × 1×768 float32, msgpack', parts: Array.from({ length: 64 }, () => ({ rows: 1, n: 768, dtype: 'float32' as const })), encoding: 'msgpack', batch: true, shortAmount: 10, connections: 8 },
   { name: 'medium-bf16', label: '32×4096 bfloat16, msgpack (256 KiB)', parts: [{ rows: 32, n: 4096, dtype: 'bfloat16' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8 },
+  // a training step: 512 samples of 256 channels, statistics per channel across the batch
+  { name: 'train', label: '512×256 float32 training step, msgpack (512 KiB)', parts: [{ rows: 512, n: 256, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8, ops: ['batchnorm'] },
 ];
 
 export const SCENARIO_NAMES = SHAPES.map((s) => s.name);
@@ -53,7 +61,7 @@ export const MEDIA_TYPE: Readonly<Record<Encoding, string>> = { msgpack: 'applic
 export function scenarios(only: string[] = []): Scenario[] {
   const all: Scenario[] = [];
   for (const shape of SHAPES) {
-    for (const op of ['rmsnorm', 'layernorm'] as const) {
+    for (const op of shape.ops ?? ['rmsnorm', 'layernorm'] as const) {
       const bytes = shape.parts.reduce((sum, p) => sum + p.rows * p.n * (p.dtype === 'float32' ? 4 : 2), 0);
       all.push({
         id: `${op}/${shape.name}`, op, name: shape.name, label: shape.label,
@@ -95,7 +103,8 @@ function makePart(part: Part, seed: number, encoding: Encoding): Made {
 export function makeSample(s: Scenario, seed: number): Sample {
   const made = s.parts.map((p, i) => makePart(p, seed * 1000 + i, s.encoding));
   const batch = s.path === '/v1/batch';
-  const payload = batch ? { requests: made.map((m) => ({ op: s.op, input: m.wire })) } : { input: made[0].wire };
+  const fields = s.op === 'batchnorm' ? { training: true } : {};
+  const payload = batch ? { requests: made.map((m) => ({ op: s.op, input: m.wire, ...fields })) } : { input: made[0].wire, ...fields };
   const body = s.encoding === 'json' ? Buffer.from(JSON.stringify(payload)) : packr.pack(payload);
   let refs: Float64Array[] | null = null;
   return {
@@ -113,7 +122,7 @@ export function makeSample(s: Scenario, seed: number): Sample {
         ? (Array.isArray(decoded.results) ? decoded.results.map((r: Record<string, unknown>) => r?.output) : [])
         : [decoded.output];
       if (outputs.length !== made.length) return `${outputs.length} outputs, expected ${made.length}`;
-      if (target === 'service') refs ??= made.map((m) => referenceRows(s.op, m.values, m.n));
+      if (target === 'service') refs ??= made.map((m) => (s.op === 'batchnorm' ? referenceColumns(m.values, m.rows, m.n) : referenceRows(s.op, m.values, m.n)));
       for (let k = 0; k < made.length; k++) {
         const where = batch ? `results[${k}].output` : 'output';
         const problem = checkOutput(outputs[k] as Record<string, unknown> | undefined, made[k], target === 'service' ? refs![k] : null);
@@ -122,6 +131,21 @@ export function makeSample(s: Scenario, seed: number): Sample {
       return null;
     },
   };
+}
+
+/** BatchNorm in training mode over [rows, n], channels on axis 1, eps 1e-5: each column normalized */
+function referenceColumns(x: Float32Array, rows: number, n: number): Float64Array {
+  const y = new Float64Array(x.length);
+  for (let c = 0; c < n; c++) {
+    let sum = 0;
+    for (let r = 0; r < rows; r++) sum += x[r * n + c];
+    const mean = sum / rows;
+    let squares = 0;
+    for (let r = 0; r < rows; r++) squares += (x[r * n + c] - mean) ** 2;
+    const rstd = 1 / Math.sqrt(squares / rows + 1e-5);
+    for (let r = 0; r < rows; r++) y[r * n + c] = (x[r * n + c] - mean) * rstd;
+  }
+  return y;
 }
 
 /** ref null: the echo, which must give the input back bit for bit */
