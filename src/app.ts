@@ -12,6 +12,7 @@ import { registerLeases } from './http/leases.js';
 import { registerServiceRoutes } from './http/service-routes.js';
 import { registerV1Routes } from './http/v1/routes.js';
 import { ajvKeywords } from './http/v1/schemas.js';
+import { registerV2Routes } from './http/v2/routes.js';
 import type { Engine } from './jobs/pipeline.js';
 import { loadWasmKernels } from './kernels/wasm-kernels.js';
 import { createSlabPool } from './memory/slab-pool.js';
@@ -88,5 +89,6 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   registerServiceRoutes(app, pool, metrics, state);
   const engine: Engine = { pool, slabs, wasm, metrics, limits: config };
   registerV1Routes(app, engine, config, state);
+  registerV2Routes(app, pool, state);
   return app;
 }

@@ -77,11 +77,13 @@ export function toServiceError(error: FastifyError): ServiceError {
   return fromFastify(error);
 }
 
+/** the Open Inference Protocol's paths answer errors in its own form, {"error": message} (OIP.md) */
+const isOip = (url: string) => url === '/v2' || url.startsWith('/v2/') || url.startsWith('/v2?');
+
 export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
-  return reply
-    .code(error.statusCode)
-    .type('application/json')
-    .send({ statusCode: error.statusCode, code: error.code, error: STATUS_CODES[error.statusCode] ?? 'Error', message: error.message });
+  reply.code(error.statusCode).type('application/json');
+  if (isOip(reply.request.url)) return reply.send({ error: error.message });
+  return reply.send({ statusCode: error.statusCode, code: error.code, error: STATUS_CODES[error.statusCode] ?? 'Error', message: error.message });
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -22,13 +22,20 @@ declare module 'fastify' {
 
 const digest = (key: string) => createHash('sha256').update(key).digest();
 
+/** /v1/…, and /v2 with everything under it but the two health checks (OIP.md) */
+function guardedPath(path: string): boolean {
+  if (path.startsWith('/v1/')) return true;
+  if (path !== '/v2' && !path.startsWith('/v2/')) return false;
+  return path !== '/v2/health/live' && path !== '/v2/health/ready';
+}
+
 /**
- * under /v1/ as the router sees it: it routes "/%761/rmsnorm" to /v1/rmsnorm, so the raw URL alone
- * is not enough; an unmatched path is guarded when it is under /v1/ raw or decoded (401 before 404)
+ * guarded as the router sees it: it routes "/%761/rmsnorm" to /v1/rmsnorm, so the raw URL alone is
+ * not enough; an unmatched path is guarded when it is guarded raw or decoded (401 before 404)
  */
 function isGuarded(request: FastifyRequest): boolean {
   const route = request.routeOptions.url;
-  if (route !== undefined) return route.startsWith('/v1/');
+  if (route !== undefined) return guardedPath(route);
   const path = request.url.split('?')[0];
   let decoded = path;
   try {
@@ -36,7 +43,7 @@ function isGuarded(request: FastifyRequest): boolean {
   } catch {
     // a malformed escape: judge the raw path
   }
-  return path.startsWith('/v1/') || decoded.startsWith('/v1/');
+  return guardedPath(path) || guardedPath(decoded);
 }
 
 /** compares digests so the time taken says nothing about the keys */

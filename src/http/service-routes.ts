@@ -17,16 +17,22 @@ export async function refuseQuery(request: FastifyRequest): Promise<void> {
   if (names.length > 0) throw serviceError('fieldUnknown', `?${names[0].slice(0, 32)}`);
 }
 
+/** what /readyz and the Open Inference Protocol's /v2/health/ready both answer from */
+export function readiness(pool: NormPool, state: ServiceState): { ready: boolean; status: 'ready' | 'starting' | 'draining'; workers: number } {
+  const workers = pool.piscina.threads.length;
+  if (state.draining || pool.closing) return { ready: false, status: 'draining', workers };
+  if (workers < pool.workers) return { ready: false, status: 'starting', workers };
+  return { ready: true, status: 'ready', workers };
+}
+
 export function registerServiceRoutes(app: FastifyInstance, pool: NormPool, metrics: Metrics, state: ServiceState): void {
   const options = (path: string) => ({ schema: serviceRouteSchemas[path], onRequest: refuseQuery });
 
   app.get('/healthz', options('/healthz'), async () => ({ status: 'ok' }));
 
   app.get('/readyz', options('/readyz'), async (_request, reply) => {
-    const workers = pool.piscina.threads.length;
-    if (state.draining || pool.closing) return reply.code(503).send({ status: 'draining', workers });
-    if (workers < pool.workers) return reply.code(503).send({ status: 'starting', workers });
-    return { status: 'ready', workers };
+    const { ready, status, workers } = readiness(pool, state);
+    return reply.code(ready ? 200 : 503).send({ status, workers });
   });
 
   app.get('/metrics', options('/metrics'), async (_request, reply) => {
