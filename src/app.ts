@@ -11,7 +11,7 @@ import { createAuthHook, type ServiceState } from './http/guards.js';
 import { registerLeases } from './http/leases.js';
 import { registerServiceRoutes } from './http/service-routes.js';
 import { registerV1Routes } from './http/v1/routes.js';
-import { ajvKeywords } from './http/v1/schemas.js';
+import { AJV_OPTIONS } from './http/v1/schemas.js';
 import { registerV2Routes } from './http/v2/routes.js';
 import type { Engine } from './jobs/pipeline.js';
 import { loadWasmKernels } from './kernels/wasm-kernels.js';
@@ -44,7 +44,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     },
     ajv: {
       // nothing is coerced, nothing removed, no defaults injected: the contract checks what was sent
-      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, strictNumbers: true, allErrors: false, discriminator: true, keywords: ajvKeywords },
+      customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] },
     },
   });
   const state: ServiceState = { draining: false, inFlight: 0 };
@@ -89,6 +89,6 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   registerServiceRoutes(app, pool, metrics, state);
   const engine: Engine = { pool, slabs, wasm, metrics, limits: config };
   registerV1Routes(app, engine, config, state);
-  registerV2Routes(app, pool, state);
+  await registerV2Routes(app, engine, config, state);
   return app;
 }

@@ -54,6 +54,7 @@ export const errors = {
   bodyStalled: createError('NORM_ERR_BODY_STALLED', 'body: no bytes arrived for %d ms', 408),
   bodyTooLarge: createError('NORM_ERR_BODY_TOO_LARGE', 'body: larger than the byte limit', 413),
   mediaType: createError('NORM_ERR_MEDIA_TYPE', 'Content-Type: %s; send application/json or application/msgpack', 415),
+  contentEncoding: createError('NORM_ERR_MEDIA_TYPE', 'Content-Encoding: %s is not supported; send the body as it is (identity)', 415),
   mediaTypeInvalid: createError('NORM_ERR_MEDIA_TYPE', 'Content-Type: must be application/json or application/msgpack', 415),
   // the server
   internal: createError('NORM_ERR_INTERNAL', 'internal error', 500),

@@ -35,7 +35,7 @@ export function encodeTensor(t: TensorOut, encoding: Encoding, numpyForm: boolea
 }
 
 /** the tensor's little-endian bytes: a view of shared memory, except float16/bfloat16 held widened */
-function tensorBytes(t: TensorOut): Buffer {
+export function tensorBytes(t: TensorOut): Buffer {
   const itemsize = DTYPES[t.dtype].itemsize;
   if (t.storage === 'bits' || itemsize === (t.storage === 'float64' ? 8 : 4)) {
     return Buffer.from(t.memory, t.byteOffset, t.length * itemsize);
@@ -45,6 +45,17 @@ function tensorBytes(t: TensorOut): Buffer {
   if (t.dtype === 'float16') narrowToFloat16(values, bits);
   else narrowToBfloat16(values, bits);
   return Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength);
+}
+
+/** the tensor's values as numbers (float16/bfloat16 bits widened) */
+export function tensorValues(t: TensorOut): ArrayLike<number> {
+  if (t.storage === 'float64') return new Float64Array(t.memory, t.byteOffset, t.length);
+  if (t.storage === 'float32') return new Float32Array(t.memory, t.byteOffset, t.length);
+  const bits = new Uint16Array(t.memory, t.byteOffset, t.length);
+  const widen = t.dtype === 'float16' ? numberFromFloat16Bits : numberFromBfloat16Bits;
+  const values = new Float64Array(t.length);
+  for (let i = 0; i < t.length; i++) values[i] = widen(bits[i]);
+  return values;
 }
 
 /** JSON has no NaN or Infinity: those travel as strings */

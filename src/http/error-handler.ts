@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isServiceError, serviceError, type ServiceError } from '../errors.js';
 
-interface AjvError {
+export interface AjvError {
   keyword: string;
   instancePath: string;
   message?: string;
@@ -67,13 +67,15 @@ function fromFastify(error: FastifyError): ServiceError {
   }
 }
 
+/** ajv's errors for a body → the coded 400 naming the field */
+export function validationError(errors: AjvError[]): ServiceError {
+  // a failed anyOf lists each branch's error before its own, which is the one that says what is allowed
+  return fromValidation(errors.find((e) => e.keyword === 'anyOf') ?? errors[0]);
+}
+
 export function toServiceError(error: FastifyError): ServiceError {
   if (isServiceError(error)) return error;
-  if (Array.isArray(error.validation) && error.validation.length > 0) {
-    // a failed anyOf lists each branch's error before its own, which is the one that says what is allowed
-    const errors = error.validation as AjvError[];
-    return fromValidation(errors.find((e) => e.keyword === 'anyOf') ?? errors[0]);
-  }
+  if (Array.isArray(error.validation) && error.validation.length > 0) return validationError(error.validation as AjvError[]);
   return fromFastify(error);
 }
 

@@ -58,3 +58,11 @@ export type CheckedRequest = RowRequest | ChannelRequest;
 export function rowCount(req: CheckedRequest): number {
   return req.layout === 'rows' ? req.rows : req.channels;
 }
+
+/** the tensors a request answers with, in answer order (the allocators lay them out in this order) */
+export function producedOutputs(req: CheckedRequest): string[] {
+  const names = ['output'];
+  if (req.layout === 'rows' && req.residual !== null) names.push('residual');
+  if (req.layout === 'channels' && req.training && req.runningMean !== null) names.push('running_mean', 'running_var');
+  return [...names, ...req.stats];
+}

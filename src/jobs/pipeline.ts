@@ -36,13 +36,24 @@ export interface PipelineItem {
   path: string;
 }
 
+/** how a dialect frames its answer */
+export interface AnswerFormat {
+  /** the answer's bytes before the output when it can go out straight from the slab, else null */
+  prefix(req: CheckedRequest): Buffer | null;
+  /** the finished jobs → the answer body */
+  encode(jobs: Job[]): Buffer | string;
+}
+
+/** /v1's answers: §2 responses, `{results: […]}` for a batch, in the negotiated encoding */
+export function v1Answer(encoding: Encoding, batch: boolean): AnswerFormat {
+  return { prefix: (req) => directPrefix(req, encoding, batch), encode: (jobs) => encodeResponse(jobs, encoding, batch) };
+}
+
 export interface PipelineRequest {
   items: PipelineItem[];
-  /** answer `{results: […]}` rather than one result */
-  batch: boolean;
   /** JSON bodies cannot carry non-finite numbers except by overflow, which is then an error */
   fromJson: boolean;
-  encoding: Encoding;
+  answer: AnswerFormat;
   /** holds the request's slabs (its body's already) */
   lease: Lease;
   deadline: Deadline;
@@ -58,7 +69,7 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
   const jobs: Job[] = [];
   for (const item of checked) {
-    const job = allocateJob(engine, item, directPrefix(item, req.encoding, req.batch));
+    const job = allocateJob(engine, item, req.answer.prefix(item));
     // held at once, so a later item's 503 still gives this one back
     req.lease.hold(job.slab);
     jobs.push(job);
@@ -82,7 +93,7 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
   }
   const queue = Math.max(0, ...jobTimings.map((t) => t.queueMs));
   const encodeStarted = performance.now();
-  const payload = encodeResponse(jobs, req.encoding, req.batch);
+  const payload = req.answer.encode(jobs);
   return {
     payload,
     timings: { decode: runStarted - started, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted },

@@ -5,9 +5,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Encoding } from '../../codec/write-tensor.js';
 import { serviceError } from '../../errors.js';
-import { runPipeline, type Engine, type PipelineItem, type Timings } from '../../jobs/pipeline.js';
+import { runPipeline, v1Answer, type Engine, type PipelineItem } from '../../jobs/pipeline.js';
+import { checkTimeoutHeader, serverTiming, testFault } from '../request-context.js';
 import { OP_NAMES, type OpName } from '../../ops/registry.js';
-import type { TaskFault } from '../../pool/protocol.js';
 import { createAdmissionHook, type ServiceState } from '../guards.js';
 import { encodingOf, essence, negotiate } from '../media-types.js';
 import { batchRouteDoc, opRouteDoc } from '../openapi/response-schemas.js';
@@ -36,19 +36,6 @@ function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (e
   done();
 }
 
-function checkTimeoutHeader(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  done(request.timeoutHeaderError ?? undefined);
-}
-
-function serverTiming(t: Timings): string {
-  return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
-}
-
-function testFault(request: FastifyRequest): TaskFault | null {
-  const header = request.headers['x-test-fault'];
-  if (header === 'crash-worker') return { kind: 'crash' };
-  return header === 'block' ? { kind: 'block' } : null;
-}
 
 export function registerV1Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): void {
   app.decorateRequest('negotiated', null as unknown as Negotiated);
@@ -59,9 +46,9 @@ export function registerV1Routes(app: FastifyInstance, engine: Engine, config: R
   async function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean) {
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
     const { payload, timings } = await runPipeline(engine, {
-      items, batch,
+      items,
       fromJson: requestEncoding === 'json',
-      encoding: responseEncoding,
+      answer: v1Answer(responseEncoding, batch),
       lease: request.lease,
       deadline: request.deadline,
       fault: config.faultInjection ? testFault(request) : null,

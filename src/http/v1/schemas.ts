@@ -108,5 +108,16 @@ export function batchBodySchema() {
   return byMediaType(batchBody(jsonTensor, ''), batchBody(msgpackTensor, 'Msgpack'));
 }
 
-/** ajv must know the annotation keyword; it validates nothing */
+/** an operation's fields as the codec hands them over whatever the encoding (data bin or a list):
+ *  what /v2 validates its requests against once they are in /v1's form */
+export function opFieldsSchema(op: OpName) {
+  return opBody(msgpackTensor, op);
+}
+
+/** ajv must know the annotation keywords; they validate nothing */
 export const ajvKeywords = ['x-msgpack-data'];
+
+/** ajv as the routes use it: nothing coerced, removed or defaulted; the contract checks what was sent */
+export const AJV_OPTIONS = {
+  coerceTypes: false, removeAdditional: false, useDefaults: false, strictNumbers: true, allErrors: false, discriminator: true, keywords: ajvKeywords,
+} as const;

@@ -2,9 +2,11 @@
 // and (infer.ts) inference. A thin adapter over the same table of operations and pipeline as /v1.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import type { NormPool } from '../../pool/pool.js';
+import type { Config } from '../../config.js';
+import type { Engine } from '../../jobs/pipeline.js';
 import type { ServiceState } from '../guards.js';
 import { readiness } from '../service-routes.js';
+import { registerInferRoutes } from './infer-route.js';
 import { modelFor, modelMetadata } from './models.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -14,7 +16,8 @@ interface ModelParams { model: string; version?: string }
 // not in the OpenAPI document until the whole dialect is (inference is the next step of issue 13)
 const options = { schema: { hide: true } };
 
-export function registerV2Routes(app: FastifyInstance, pool: NormPool, state: ServiceState): void {
+export async function registerV2Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): Promise<void> {
+  const { pool } = engine;
   app.get('/v2', options, async () => ({ name: 'tensor-norm-service', version, extensions: ['binary_tensor_data', 'parameters'] }));
   app.get('/v2/health/live', options, async () => ({ live: true }));
   app.get('/v2/health/ready', options, async (_request, reply) => {
@@ -33,4 +36,5 @@ export function registerV2Routes(app: FastifyInstance, pool: NormPool, state: Se
       return reply.code(ready ? 200 : 503).send({ name: model, ready });
     });
   }
+  await registerInferRoutes(app, engine, config, state);
 }

@@ -1,0 +1,70 @@
+// an OIP inference answer (OIP.md): JSON with flat data lists (bare NaN / Infinity tokens), or, when
+// any output is binary, the JSON header then those outputs' bytes. When the one output is `output`
+// and binary, the header is written into the slab right before it and the answer goes out from there.
+import { DTYPES } from '../../codec/dtype.js';
+import { tensorBytes, tensorValues, type TensorOut } from '../../codec/write-tensor.js';
+import { serviceError } from '../../errors.js';
+import { producedOutputs, type CheckedRequest } from '../../jobs/checked-request.js';
+import type { Job } from '../../jobs/job.js';
+import type { AnswerFormat } from '../../jobs/pipeline.js';
+import { DATATYPE_OF } from './datatypes.js';
+import type { InferRequest } from './infer-request.js';
+import { MODEL_VERSION } from './models.js';
+
+export interface OipAnswer {
+  format: AnswerFormat;
+  /** once encoded: the JSON header's byte length when the answer is binary, else null */
+  headerLength: number | null;
+}
+
+interface Chosen { name: string; binary: boolean }
+
+/** the outputs to answer with: those asked for (each must be produced), else all produced */
+function choose(request: InferRequest, produced: string[]): Chosen[] {
+  if (request.outputs === null) return produced.map((name) => ({ name, binary: request.binaryDefault }));
+  return request.outputs.map(({ name, binary }, i) => {
+    if (!produced.includes(name)) throw serviceError('fieldInvalid', `outputs[${i}].name`, `this request produces no ${name} (it produces ${produced.join(', ')})`);
+    return { name, binary: binary ?? request.binaryDefault };
+  });
+}
+
+function envelope(modelName: string, request: InferRequest, outputs: string[]): string {
+  const head = JSON.stringify({ model_name: modelName, model_version: MODEL_VERSION, ...(request.id === undefined ? {} : { id: request.id }) });
+  return `${head.slice(0, -1)},"outputs":[${outputs.join(',')}]}`;
+}
+
+/** one output's JSON: its data inline (String() of a number is NaN / Infinity / -Infinity as OIP writes them) or its binary size */
+function outputJson(name: string, t: TensorOut, binary: boolean): string {
+  const meta = JSON.stringify({ name, datatype: DATATYPE_OF[t.dtype], shape: t.shape });
+  if (binary) return `${meta.slice(0, -1)},"parameters":{"binary_data_size":${t.length * DTYPES[t.dtype].itemsize}}}`;
+  return `${meta.slice(0, -1)},"data":[${Array.prototype.join.call(tensorValues(t), ',')}]}`;
+}
+
+export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
+  let chosen: Chosen[] = [];
+  const answer: OipAnswer = {
+    headerLength: null,
+    format: {
+      prefix(req: CheckedRequest) {
+        chosen = choose(request, producedOutputs(req));
+        if (chosen.length !== 1 || chosen[0].name !== 'output' || !chosen[0].binary) return null;
+        const output: TensorOut = { dtype: req.outDtype, shape: req.input.shape, memory: new SharedArrayBuffer(0), byteOffset: 0, length: req.input.size, storage: 'bits' };
+        const header = Buffer.from(envelope(modelName, request, [outputJson('output', output, true)]));
+        answer.headerLength = header.length;
+        return header;
+      },
+      encode(jobs: Job[]) {
+        const job = jobs[0];
+        if (job.direct !== null) return Buffer.from(job.slab.memory, job.direct.start, job.direct.length);
+        const tensors = new Map(job.outputs);
+        const header = envelope(modelName, request, chosen.map(({ name, binary }) => outputJson(name, tensors.get(name)!, binary)));
+        const binary = chosen.filter((c) => c.binary);
+        if (binary.length === 0) return header;
+        const head = Buffer.from(header);
+        answer.headerLength = head.length;
+        return Buffer.concat([head, ...binary.map(({ name }) => tensorBytes(tensors.get(name)!))]);
+      },
+    },
+  };
+  return answer;
+}

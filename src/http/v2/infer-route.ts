@@ -1,0 +1,92 @@
+// POST /v2/models/{model}[/versions/1]/infer (OIP.md): the body is read into shared memory whatever
+// its Content-Type (the Python client sends none), the JSON header parsed, binary inputs viewed where
+// they lie; then the same checks, pipeline and kernels as /v1, and the answer in OIP's form.
+import { Ajv } from 'ajv';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { Config } from '../../config.js';
+import { isServiceError, serviceError } from '../../errors.js';
+import { runPipeline, type Engine } from '../../jobs/pipeline.js';
+import { OP_NAMES, type OpName } from '../../ops/registry.js';
+import { readBodyIntoSlab } from '../body-reader.js';
+import { validationError, type AjvError } from '../error-handler.js';
+import { createAdmissionHook, type ServiceState } from '../guards.js';
+import { checkTimeoutHeader, serverTiming, testFault } from '../request-context.js';
+import { AJV_OPTIONS, opFieldsSchema } from '../v1/schemas.js';
+import { oipMessage } from './datatypes.js';
+import { oipAnswer } from './infer-answer.js';
+import { readInferRequest } from './infer-request.js';
+import { modelFor } from './models.js';
+import { parseOipJson } from './oip-json.js';
+
+interface ModelParams { model: string; version?: string }
+
+const EMPTY = new Uint8Array(0);
+
+/** the JSON header's length: a whole number in 1 … the body's length, else a 400 naming the header */
+function headerLength(value: string | string[] | undefined, bodyLength: number): number | null {
+  if (value === undefined) return null;
+  const text = Array.isArray(value) ? value.join(',') : value;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= bodyLength)) throw serviceError('fieldInvalid', 'Inference-Header-Content-Length', `"${text.slice(0, 20)}" must be a whole number from 1 to the body's ${bodyLength} bytes`);
+  return n;
+}
+
+/** Content-Encoding other than identity is a 415 (OIP.md) */
+function checkEncoding(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const encoding = request.headers['content-encoding'];
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done();
+  done(serviceError('contentEncoding', encoding.slice(0, 32)));
+}
+
+export async function registerInferRoutes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): Promise<void> {
+  const ajv = new Ajv({ ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] });
+  const validators = Object.fromEntries(OP_NAMES.map((op) => [op, ajv.compile(opFieldsSchema(op))])) as Record<OpName, ReturnType<Ajv['compile']>>;
+  const admit = createAdmissionHook(config, state);
+
+  await app.register(async (scope) => {
+    // any Content-Type, or none: the body goes into shared memory as it arrives
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', async (request: FastifyRequest, payload: Readable) => {
+      const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], config, engine.slabs);
+      request.lease.hold(slab);
+      return Buffer.from(slab.memory, slab.offset, length);
+    });
+
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const { model: name, version } = request.params as ModelParams;
+      const model = modelFor(name, version);
+      const started = performance.now();
+      const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
+      const length = headerLength(request.headers['inference-header-content-length'], body.length);
+      const infer = readInferRequest(name, model, parseOipJson(body.toString('utf8', 0, length ?? body.length)), length === null ? EMPTY : body.subarray(length));
+      try {
+        const validate = validators[model.op];
+        if (!validate(infer.body)) throw validationError(validate.errors as AjvError[]);
+        if (infer.timeoutMs !== null) {
+          const timer = setTimeout(() => request.deadline.abort(), Math.max(0, Math.min(infer.timeoutMs, config.requestTimeoutMs) - reply.elapsedTime));
+          reply.raw.once('close', () => clearTimeout(timer));
+        }
+        const answer = oipAnswer(name, infer);
+        const parsedMs = performance.now() - started;
+        const { payload, timings } = await runPipeline(engine, {
+          items: [{ op: model.op, body: infer.body, path: '' }],
+          fromJson: true,
+          answer: answer.format,
+          lease: request.lease,
+          deadline: request.deadline,
+          fault: config.faultInjection ? testFault(request) : null,
+        });
+        reply.header('server-timing', serverTiming({ ...timings, decode: parsedMs + timings.decode }));
+        if (answer.headerLength === null) return reply.type('application/json').send(payload);
+        return reply.type('application/octet-stream').header('inference-header-content-length', String(answer.headerLength)).send(payload);
+      } catch (err) {
+        // the /v1 checks name fields as /v1 does: say it in OIP's words
+        if (isServiceError(err) && err.statusCode === 400) err.message = oipMessage(err.message, infer.shapes);
+        throw err;
+      }
+    };
+    const options = { schema: { hide: true }, onRequest: [checkEncoding, admit], preValidation: checkTimeoutHeader };
+    for (const prefix of ['/v2/models/:model', '/v2/models/:model/versions/:version']) scope.post(`${prefix}/infer`, options, handler);
+  });
+}
