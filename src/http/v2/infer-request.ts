@@ -76,6 +76,7 @@ function readInputs(inputs: unknown, model: Model, binary: Uint8Array, request: 
     if (typeof name !== 'string') throw serviceError('fieldType', `${at}.name`, 'string');
     if (!model.inputs.includes(name)) throw invalid(`${at}.name`, `"${name.slice(0, 32)}" is not an input of this model (${model.inputs.join(', ')})`);
     if (Object.hasOwn(request.body, name)) throw invalid(`${at}.name`, `input ${name} is given twice`);
+    if (datatype === undefined) throw serviceError('fieldMissing', `${name} datatype`);
     if (typeof datatype !== 'string' || !Object.hasOwn(DATATYPES, datatype)) throw invalid(`${name} datatype ${String(datatype).slice(0, 16)}`, `must be one of ${DATATYPE_NAMES}`);
     if (!Array.isArray(shape) || shape.some((d) => typeof d !== 'number' || !Number.isInteger(d) || d < 0) || shape.length < 1 || shape.length > 8) {
       throw invalid(`${name} shape`, 'must be a list of 1 to 8 integers ≥ 0');

@@ -32,8 +32,10 @@ function headerLength(value: string | string[] | undefined, bodyLength: number):
   return n;
 }
 
-/** Content-Encoding other than identity is a 415 (OIP.md) */
+/** Content-Encoding other than identity is a 415 (OIP.md); Content-Type is not consulted at all, so it
+ *  is dropped before fastify would judge it (a malformed one would be its 415) */
 function checkEncoding(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  delete request.raw.headers['content-type'];
   const encoding = request.headers['content-encoding'];
   if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done();
   done(serviceError('contentEncoding', encoding.slice(0, 32)));
@@ -59,7 +61,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       const started = performance.now();
       const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
       const length = headerLength(request.headers['inference-header-content-length'], body.length);
-      const infer = readInferRequest(name, model, parseOipJson(body.toString('utf8', 0, length ?? body.length)), length === null ? EMPTY : body.subarray(length));
+      const infer = readInferRequest(name, model, parseOipJson(body.toString('utf8', 0, length ?? body.length), length), length === null ? EMPTY : body.subarray(length));
       try {
         const validate = validators[model.op];
         if (!validate(infer.body)) throw validationError(validate.errors as AjvError[]);

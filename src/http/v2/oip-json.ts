@@ -7,22 +7,31 @@ import { serviceError } from '../../errors.js';
 
 const TOKENS = ['NaN', 'Infinity', '-Infinity'];
 
-export function parseOipJson(text: string): unknown {
+/** `headerLength`: the Inference-Header-Content-Length that cut the text, named when it is not JSON */
+export function parseOipJson(text: string, headerLength: number | null = null): unknown {
+  const malformed = (err: unknown) => (headerLength === null
+    ? serviceError('bodyInvalid', (err as Error).message)
+    : serviceError('fieldInvalid', `Inference-Header-Content-Length ${headerLength}`, `the body's first ${headerLength} bytes are not one JSON object (${(err as Error).message})`));
   try {
     return JSON.parse(text);
   } catch (err) {
-    if (!/NaN|Infinity/.test(text)) throw serviceError('bodyInvalid', (err as Error).message);
+    if (!/NaN|Infinity/.test(text)) throw malformed(err);
   }
   try {
     return JSON.parse(quoteBareTokens(text));
   } catch (err) {
-    throw serviceError('bodyInvalid', (err as Error).message);
+    throw malformed(err);
   }
 }
 
-/** the text with every bare NaN / Infinity / -Infinity outside a string quoted; one pass */
+/**
+ * the text with every bare NaN / Infinity / -Infinity in a value's place quoted; one pass. A stack of
+ * open containers tells a value's place from a key's, so `{NaN: 1}` stays malformed.
+ */
 export function quoteBareTokens(text: string): string {
   const parts: string[] = [];
+  const objects: boolean[] = []; // per open container: is it an object
+  let expectKey = false;
   let copied = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -32,16 +41,19 @@ export function quoteBareTokens(text: string): string {
       else if (c === 0x22) inString = false;
       continue;
     }
-    if (c === 0x22) {
-      inString = true;
-      continue;
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b) { objects.push(true); expectKey = true; } // {
+    else if (c === 0x5b) { objects.push(false); expectKey = false; } // [
+    else if (c === 0x7d || c === 0x5d) objects.pop(); // } ]
+    else if (c === 0x3a) expectKey = false; // :
+    else if (c === 0x2c) expectKey = objects[objects.length - 1] === true; // ,
+    else if ((c === 0x4e || c === 0x49 || c === 0x2d) && !expectKey) { // N, I, -
+      const token = TOKENS.find((t) => text.startsWith(t, i));
+      if (token === undefined) continue;
+      parts.push(text.slice(copied, i), `"${token}"`);
+      i += token.length - 1;
+      copied = i + 1;
     }
-    if (c !== 0x4e && c !== 0x49 && c !== 0x2d) continue; // N, I, -
-    const token = TOKENS.find((t) => text.startsWith(t, i));
-    if (token === undefined) continue;
-    parts.push(text.slice(copied, i), `"${token}"`);
-    i += token.length - 1;
-    copied = i + 1;
   }
   if (copied === 0) return text;
   parts.push(text.slice(copied));
