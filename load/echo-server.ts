@@ -33,6 +33,16 @@ for (const path of ['/v1/rmsnorm', '/v1/layernorm', '/v1/batchnorm', '/v1/groupn
     return reply.type(type).send(packr.pack(answer));
   });
 }
+// /v2 binary (the Open Inference Protocol): the JSON header, then the input's bytes as the output's
+app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+app.post('/v2/models/:model/infer', async (request, reply) => {
+  const body = request.body as Buffer;
+  const length = Number(request.headers['inference-header-content-length']);
+  const input = JSON.parse(body.subarray(0, length).toString('utf8')).inputs[0];
+  const output = { name: 'output', datatype: input.datatype, shape: input.shape, parameters: { binary_data_size: input.parameters.binary_data_size } };
+  const header = Buffer.from(JSON.stringify({ model_name: (request.params as { model: string }).model, model_version: '1', outputs: [output] }));
+  return reply.type('application/octet-stream').header('inference-header-content-length', header.length).send(Buffer.concat([header, body.subarray(length)]));
+});
 app.get('/healthz', async () => ({ ok: true }));
 app.get('/readyz', async () => ({ ok: true }));
 

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 
 const HELP = `npm run load -- [options]
 
-  --duration <s>     seconds per measured run (default 4; 13 scenarios × service, echo and floor ≈ 3 min)
+  --duration <s>     seconds per measured run (default 4; 19 scenarios × service, echo and floor ≈ 4 min)
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large)

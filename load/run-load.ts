@@ -13,7 +13,7 @@ import { options, type Options } from './options.js';
 import { cpuSeconds, killAll, spawnServer, type Spawned } from './processes.js';
 import { writeReport } from './report.js';
 import type { LoadResults, Ratio, RunFigures, ScenarioFigures } from './results.js';
-import { MEDIA_TYPE, makeSample, scenarios, type Sample, type Scenario, type Target } from './scenarios.js';
+import { makeSample, scenarios, type Sample, type Scenario, type Target } from './scenarios.js';
 
 // autocannon 8 keeps every response body as a string, for hooks this suite does not use;
 // decoding 16 MiB binary bodies that way made the load generator the bottleneck, so it is off
@@ -44,22 +44,22 @@ function snapshotService(): string {
   return dir;
 }
 
-function headers(s: Scenario, o: Options): Record<string, string> {
-  const h: Record<string, string> = { 'content-type': MEDIA_TYPE[s.encoding], accept: MEDIA_TYPE[s.encoding] };
+function headers(sample: Sample, o: Options): Record<string, string> {
+  const h: Record<string, string> = { ...sample.headers };
   if (o.apiKey !== null) h.authorization = `Bearer ${o.apiKey}`;
   return h;
 }
 
 interface Cannon { ok: number; responses: number; non2xx: number; errors: number; timeouts: number; seconds: number; latencies: number[] }
 
-function cannon(url: string, s: Scenario, body: Buffer, o: Options, run: { duration?: number; amount?: number }): Promise<Cannon> {
+function cannon(url: string, s: Scenario, sample: Sample, o: Options, run: { duration?: number; amount?: number }): Promise<Cannon> {
   const connections = o.connections ?? s.connections;
   return new Promise((resolvePromise, reject) => {
     const latencies: number[] = [];
     let responses = 0;
     const started = performance.now();
     const instance = autocannon({
-      url, method: 'POST', headers: headers(s, o), body,
+      url, method: 'POST', headers: headers(sample, o), body: sample.body,
       connections, pipelining: 1, timeout: 60, ...run,
       // results come at a sample tick: with a fixed amount, tick often so a run ends when it is done
       sampleInt: run.amount === undefined ? 1000 : 50,
@@ -84,7 +84,7 @@ function percentile(sorted: number[], q: number): number {
 async function spotCheck(url: string, s: Scenario, samples: Sample[], target: Target, o: Options): Promise<string[]> {
   const failures = await Promise.all(samples.map(async (sample) => {
     try {
-      const response = await fetch(url, { method: 'POST', headers: headers(s, o), body: sample.body as Uint8Array<ArrayBuffer> });
+      const response = await fetch(url, { method: 'POST', headers: headers(sample, o), body: sample.body as Uint8Array<ArrayBuffer> });
       return sample.check(response.status, Buffer.from(await response.arrayBuffer()), target);
     } catch (err) {
       return `request failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -114,14 +114,14 @@ async function settle(pid: number | null): Promise<void> {
  */
 async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options): Promise<RunFigures> {
   const url = `${e.base}${s.path}`;
-  const body = samples[0].body;
+  const sample = samples[0];
   const fixed = o.short && o.duration === 0;
-  if (o.warmup > 0) await cannon(url, s, body, o, { duration: o.warmup });
+  if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
   const gen0 = process.cpuUsage();
   const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [] };
   do {
-    const r = await cannon(url, s, body, o, fixed ? { amount: s.shortAmount } : { duration: o.duration });
+    const r = await cannon(url, s, sample, o, fixed ? { amount: s.shortAmount } : { duration: o.duration });
     c.ok += r.ok; c.responses += r.responses; c.non2xx += r.non2xx; c.errors += r.errors; c.timeouts += r.timeouts;
     c.seconds += r.seconds;
     for (const l of r.latencies) c.latencies.push(l);

@@ -3,7 +3,8 @@
 import { Packr, Unpackr } from 'msgpackr';
 import { bfloat16Bits, bfloat16Value, compareValues, randomRows, referenceRows, type Op } from './reference.js';
 
-export type Encoding = 'msgpack' | 'json';
+/** `oip`: the Open Inference Protocol's binary form on /v2 (JSON header, then the raw tensor bytes) */
+export type Encoding = 'msgpack' | 'json' | 'oip';
 /** the row-wise ops, plus BatchNorm in training mode over the columns of [rows, n] */
 export type LoadOp = Op | 'batchnorm';
 export type Target = 'service' | 'echo' | 'floor';
@@ -32,6 +33,8 @@ export interface Scenario {
 
 export interface Sample {
   body: Buffer;
+  /** request headers of this body: its media type, or OIP's header length (its client sends no type) */
+  headers: Record<string, string>;
   /** null when the response is right, else what is wrong with it */
   check(status: number, response: Buffer, target: Target): string | null;
 }
@@ -48,6 +51,9 @@ const SHAPES: Shape[] = [
   { name: 'large', label: '1024×4096 float32, msgpack (16 MiB)', parts: [{ rows: 1024, n: 4096, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 2, connections: 4 },
   { name: 'small-json', label: '1×768 float32, JSON', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'json', batch: false, shortAmount: 50, connections: 16 },
   { name: 'batch64', label: '/v1/batch of 64 × 1×768 float32, msgpack', parts: Array.from({ length: 64 }, () => ({ rows: 1, n: 768, dtype: 'float32' as const })), encoding: 'msgpack', batch: true, shortAmount: 10, connections: 8 },
+  { name: 'small-v2', label: '1×768 float32, /v2 binary', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'oip', batch: false, shortAmount: 50, connections: 16 },
+  { name: 'medium-v2', label: '32×4096 float32, /v2 binary (512 KiB)', parts: [{ rows: 32, n: 4096, dtype: 'float32' }], encoding: 'oip', batch: false, shortAmount: 20, connections: 8 },
+  { name: 'large-v2', label: '1024×4096 float32, /v2 binary (16 MiB)', parts: [{ rows: 1024, n: 4096, dtype: 'float32' }], encoding: 'oip', batch: false, shortAmount: 2, connections: 4 },
   { name: 'medium-bf16', label: '32×4096 bfloat16, msgpack (256 KiB)', parts: [{ rows: 32, n: 4096, dtype: 'bfloat16' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8 },
   // a training step: 512 samples of 256 channels, statistics per channel across the batch
   { name: 'train', label: '512×256 float32 training step, msgpack (512 KiB)', parts: [{ rows: 512, n: 256, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8, ops: ['batchnorm'] },
@@ -55,7 +61,7 @@ const SHAPES: Shape[] = [
 
 export const SCENARIO_NAMES = SHAPES.map((s) => s.name);
 
-export const MEDIA_TYPE: Readonly<Record<Encoding, string>> = { msgpack: 'application/msgpack', json: 'application/json' };
+export const MEDIA_TYPE: Readonly<Record<Encoding, string>> = { msgpack: 'application/msgpack', json: 'application/json', oip: 'application/octet-stream' };
 
 /** every scenario, both operations, in run order; `only` keeps ids containing any of its strings */
 export function scenarios(only: string[] = []): Scenario[] {
@@ -65,7 +71,7 @@ export function scenarios(only: string[] = []): Scenario[] {
       const bytes = shape.parts.reduce((sum, p) => sum + p.rows * p.n * (p.dtype === 'float32' ? 4 : 2), 0);
       all.push({
         id: `${op}/${shape.name}`, op, name: shape.name, label: shape.label,
-        path: shape.batch ? '/v1/batch' : `/v1/${op}`, encoding: shape.encoding,
+        path: shape.batch ? '/v1/batch' : shape.encoding === 'oip' ? `/v2/models/${op}/infer` : `/v1/${op}`, encoding: shape.encoding,
         parts: shape.parts, tensorBytes: bytes, shortAmount: shape.shortAmount, connections: shape.connections,
       });
     }
@@ -103,12 +109,15 @@ function makePart(part: Part, seed: number, encoding: Encoding): Made {
 export function makeSample(s: Scenario, seed: number): Sample {
   const made = s.parts.map((p, i) => makePart(p, seed * 1000 + i, s.encoding));
   const batch = s.path === '/v1/batch';
+  if (s.encoding === 'oip') return makeOipSample(s, made[0]);
   const fields = s.op === 'batchnorm' ? { training: true } : {};
   const payload = batch ? { requests: made.map((m) => ({ op: s.op, input: m.wire, ...fields })) } : { input: made[0].wire, ...fields };
   const body = s.encoding === 'json' ? Buffer.from(JSON.stringify(payload)) : packr.pack(payload);
+  const type = MEDIA_TYPE[s.encoding];
   let refs: Float64Array[] | null = null;
   return {
     body,
+    headers: { 'content-type': type, accept: type },
     check(status, response, target) {
       if (status !== 200) return `status ${status}: ${response.subarray(0, 300).toString('utf8')}`;
       if (target === 'floor') return response.equals(body) ? null : 'the answer differs from the body sent';
@@ -129,6 +138,35 @@ export function makeSample(s: Scenario, seed: number): Sample {
         if (problem !== null) return `${where}: ${problem}`;
       }
       return null;
+    },
+  };
+}
+
+/** what OIP's answer header says for a binary float32 output of this shape */
+function oipAnswerHeader(model: string, shape: number[], bytes: number): string {
+  return JSON.stringify({ model_name: model, model_version: '1', outputs: [{ name: 'output', datatype: 'FP32', shape, parameters: { binary_data_size: bytes } }] });
+}
+
+/** a /v2 binary request as tritonclient sends it: no Content-Type, the JSON header, the raw bytes */
+function makeOipSample(s: Scenario, m: Made): Sample {
+  const shape = [m.rows, m.n];
+  const header = Buffer.from(JSON.stringify({
+    inputs: [{ name: 'input', datatype: 'FP32', shape, parameters: { binary_data_size: m.bytes!.byteLength } }],
+    outputs: [{ name: 'output', parameters: { binary_data: true } }],
+  }));
+  const body = Buffer.concat([header, m.bytes!]);
+  const expectedHeader = Buffer.from(oipAnswerHeader(s.op, shape, m.bytes!.byteLength));
+  let ref: Float64Array | null = null;
+  return {
+    body,
+    headers: { 'inference-header-content-length': String(header.length) },
+    check(status, response, target) {
+      if (status !== 200) return `status ${status}: ${response.subarray(0, 300).toString('utf8')}`;
+      if (target === 'floor') return response.equals(body) ? null : 'the answer differs from the body sent';
+      if (!response.subarray(0, expectedHeader.length).equals(expectedHeader)) return `answer header ${response.subarray(0, 200).toString('utf8')}, expected ${expectedHeader.toString('utf8')}`;
+      const out = { dtype: 'float32', shape, data: response.subarray(expectedHeader.length) };
+      if (target === 'service') ref ??= referenceRows(s.op as Op, m.values, m.n);
+      return checkOutput(out, m, target === 'service' ? ref : null);
     },
   };
 }

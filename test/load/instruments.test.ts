@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_TIMEOUT_MS = 90_000; // about 15 s each on an idle machine; shared CI machines are not idle
-const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'medium-bf16']
+const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'small-v2', 'medium-v2', 'large-v2', 'medium-bf16']
   .flatMap((name) => [`rmsnorm/${name}`, `layernorm/${name}`]).concat('batchnorm/train');
 
 interface Run { code: number | null; stdout: string; stderr: string }
@@ -50,7 +50,7 @@ describe('load and bench instruments, short mode', () => {
     if (out !== undefined) await rm(out, { recursive: true, force: true });
   }, RUN_TIMEOUT_MS);
 
-  it('load --short: 13 scenarios, service, echo and floor each answer, 0 spot-check failures, report written', async () => {
+  it('load --short: 19 scenarios, service, echo and floor each answer, 0 spot-check failures, report written', async () => {
     const r = await load;
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     for (const id of SCENARIOS) expect(r.stdout).toContain(id);
