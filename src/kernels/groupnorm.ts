@@ -1,7 +1,7 @@
 // GroupNorm over rows: a row is one group of one sample, C/G channels of `channelRun` elements each.
 // Its μ and r are LayerNorm's (the same corrected two-pass), and each channel's run is written with
 // that channel's γ and β: y = (x − μ)·(r·γ_c) + β_c.
-import { sumDeviations, sumRow } from './row-sums.js';
+import { meanAndVariance } from './row-sums.js';
 import { storeRun } from './store-channels.js';
 import type { NormBuffers, NormParams } from './types.js';
 
@@ -14,11 +14,9 @@ export function groupnormRows(buf: NormBuffers, p: NormParams, channelRun: numbe
   const channelsPerRow = n / channelRun;
   for (let row = rowStart; row < rowEnd; row++) {
     const off = row * n;
-    const m = sumRow(x, off, n) / n;
-    sumDeviations(x, off, n, m, sums);
-    const mu = m + sums[0] / n;
-    const s = Math.max(0, (sums[1] - sums[0] * (sums[0] / n)) / n);
-    const r = 1 / Math.sqrt(s + eps);
+    meanAndVariance(x, off, n, sums);
+    const mu = sums[0];
+    const r = 1 / Math.sqrt(sums[1] + eps);
     const first = (row % groups) * channelsPerRow;
     for (let k = 0; k < channelsPerRow; k++) {
       const c = first + k;

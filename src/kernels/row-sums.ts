@@ -91,3 +91,18 @@ export function sumDeviations(x: ValueArray, off: number, n: number, shift: numb
   out[0] = comp === comp ? sum + comp : sum;
   out[1] = sqComp === sqComp ? sq + sqComp : sq;
 }
+
+/**
+ * out[0] = μ, out[1] = s, the biased variance, of x[off, off + n): the corrected two-pass (Chan,
+ * Golub & LeVeque). A first pass gives the mean m; the second sums d = x − m and d², whose Σd
+ * corrects m to within about an ulp of μ (a large mean costs nothing beyond the contract's
+ * 2^-46·|μ| allowance), and s = (Σd² − (Σd)²/n)/n has no cancellation because Σd is tiny: never
+ * E[x²] − E[x]². Rounding can leave s a hair below 0 for a constant row; max(0, ·) keeps NaN.
+ */
+export function meanAndVariance(x: ValueArray, off: number, n: number, out: Float64Array): void {
+  const m = sumRow(x, off, n) / n;
+  sumDeviations(x, off, n, m, out);
+  const d = out[0];
+  out[0] = m + d / n;
+  out[1] = Math.max(0, (out[1] - d * (d / n)) / n);
+}
