@@ -8,6 +8,7 @@ const NAMES = new Map([[NaN, 'NaN'], [Infinity, 'Infinity'], [-Infinity, '-Infin
 
 /** JSON as Python's json module writes it: non-finite numbers as bare tokens */
 function pythonJson(value: unknown): string {
+  if (Object.is(value, -0)) return '-0.0';
   if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : [...NAMES].find(([v]) => Object.is(v, value) || (Number.isNaN(v) && Number.isNaN(value)))![1];
   if (Array.isArray(value)) return `[${value.map(pythonJson).join(',')}]`;
   if (typeof value === 'object' && value !== null) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${pythonJson(v)}`).join(',')}}`;
