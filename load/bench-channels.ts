@@ -2,6 +2,7 @@
 // GroupNorm) through the service's own job layout (allocateChannelJob / allocateRowJob): on one
 // thread, as a share of a memcpy of the same bytes in the same run, and on the real pool, 1 worker
 // against 2. Every figure's output is checked against float64 (bench-channel-reference.ts).
+import { Worker } from 'node:worker_threads';
 import { executeTask } from '../dist/kernels/execute-task.js';
 import { loadWasmKernels, type WasmKernels } from '../dist/kernels/wasm-kernels.js';
 import { defaults } from '../dist/config.js';
@@ -13,7 +14,6 @@ import { Deadline } from '../dist/jobs/deadline.js';
 import type { Job } from '../dist/jobs/job.js';
 import { runJobs, type RunContext } from '../dist/jobs/run.js';
 import { OPERATIONS } from '../dist/ops/registry.js';
-import type { Task } from '../dist/pool/protocol.js';
 import { createPool, type NormPool } from '../dist/pool/pool.js';
 import { createSlabPool, type SlabPool } from '../dist/memory/slab-pool.js';
 import { caseName, channelBody, channelData, checkChannels, layoutName, type ChannelCase, type ChannelData } from './bench-channel-reference.js';
@@ -42,7 +42,7 @@ export interface ChannelBenchOptions {
 function withoutSimd(job: Job): Job {
   return {
     ...job,
-    phases: job.phases.map((p) => ({ ...p, simd: false, task: p.task.kind === 'rows' ? { ...p.task, prepared: null, wide: null } : { ...p.task, simd: false } as Task })),
+    phases: job.phases.map((p) => ({ ...p, simd: false, task: p.task.kind === 'rows' ? { ...p.task, prepared: null, wide: null } : { ...p.task, simd: false } })),
   };
 }
 
@@ -167,10 +167,45 @@ async function benchPools(cases: ChannelCase[], samples: number): Promise<Channe
   return figures;
 }
 
+// a copy of the tensor by one thread, then by two (a half each): how far two workers can scale on this
+// machine in this run, for ops bound by memory rather than arithmetic
+const COPY_WORKER = `const { parentPort, workerData: { memory, length } } = require('node:worker_threads');
+const x = new Float32Array(memory, 0, length), y = new Float32Array(memory, 4 * length, length);
+parentPort.on('message', ([a, b]) => { y.subarray(a, b).set(x.subarray(a, b)); parentPort.postMessage(0); });`;
+
+async function benchCopyScaling(shape: number[], samples: number): Promise<ChannelPoolFigures[]> {
+  const length = shape.reduce((p, d) => p * d, 1);
+  const memory = new SharedArrayBuffer(8 * length);
+  const x = new Float32Array(memory, 0, length);
+  for (let i = 0; i < length; i++) x[i] = i;
+  const threads = [0, 1].map(() => new Worker(COPY_WORKER, { eval: true, workerData: { memory, length } }));
+  const copy = (w: Worker, a: number, b: number) => new Promise((done) => { w.once('message', done); w.postMessage([a, b]); });
+  const sides = [() => copy(threads[0], 0, length), () => Promise.all([copy(threads[0], 0, length >> 1), copy(threads[1], length >> 1, length)])];
+  try {
+    const times: number[][] = [[], []];
+    for (let i = 0; i < samples + 3; i++) {
+      for (let s = 0; s < 2; s++) {
+        const t0 = performance.now();
+        await sides[s]();
+        if (i >= 3) times[s].push(performance.now() - t0);
+      }
+    }
+    const y = new Float32Array(memory, 4 * length, length);
+    const checkFailure = y.every((v, i) => v === x[i]) ? null : 'the copy differs from its source';
+    return times.map((t, s) => ({
+      op: 'memcpy (control)', layout: '–', shape, workers: s + 1, medianMs: median(t), gbPerS: (8 * length) / median(t) / 1e6,
+      speedup: median(times[0]) / median(t), checkFailure,
+    }));
+  } finally {
+    await Promise.all(threads.map((w) => w.terminate()));
+  }
+}
+
 export async function benchChannels(o: ChannelBenchOptions): Promise<{ kernels: ChannelKernelFigures[]; pool: ChannelPoolFigures[] }> {
   const cases = CHANNEL_CASES.map((c) => cut(c, o.short));
   const kernels = cases.flatMap((c, k) => benchSingle(c, 10 + k, o.timer));
-  return { kernels, pool: await benchPools(cases, o.poolSamples) };
+  const control = await benchCopyScaling(cases[0].shape, o.poolSamples);
+  return { kernels, pool: [...control, ...(await benchPools(cases, o.poolSamples))] };
 }
 
 const fmt = (v: number, d = 2) => v.toFixed(d);

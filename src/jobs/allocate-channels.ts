@@ -5,6 +5,7 @@ import { DTYPES, valueStorage } from '../codec/dtype.js';
 import { bfloat16BitsFromNumber, float16BitsFromNumber } from '../codec/half.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import { blockGeometry, partialsLength } from '../kernels/channel-blocks.js';
+import { prepareChannelsF32, preparedChannelBytes } from '../kernels/channel-params.js';
 import { mergeChannel } from '../kernels/channel-stats.js';
 import type { SlabPool } from '../memory/slab-pool.js';
 import type { ChannelTask, Region } from '../pool/protocol.js';
@@ -28,7 +29,14 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
   const size = input.size;
   const geometry = blockGeometry(req.outer, C, req.inner);
   const valueType = valueStorage(input.dtype);
-  const inputPlace = placement(input, valueType, false);
+  // the SIMD kernels (kernels/wasm/channels.wat) take float32 values, float16/bfloat16 widened to
+  // them: the statistics always, the output pass when it is float32 (the JS pass rounds float64
+  // once to a half dtype). Decided from the request alone, never by the thread or the split, so the
+  // answer is the same bits on any number of workers.
+  const simdStats = valueType === 'float32';
+  const simdApply = simdStats && req.outDtype === 'float32';
+  // with SIMD phases only, x is read where it lies, at any byte offset
+  const inputPlace = placement(input, valueType, simdApply);
   const updates = req.training && req.runningMean !== null;
   const statBytes = (t: TensorIn | null) => (updates && t !== null ? C * DTYPES[t.dtype].itemsize : 0);
   const hasMean = req.stats.includes('mean');
@@ -40,7 +48,7 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
     ['cancel', 4 * maxTasks * phases],
     ['x', 'inPlace' in inputPlace ? 0 : DTYPES[valueType].itemsize * size],
     ['partials', req.training ? 8 * partialsLength(geometry) : 0],
-    ['shift', 8 * C], ['factor', 8 * C], ['bias', 8 * C],
+    ['shift', 8 * C], ['factor', 8 * C], ['bias', 8 * C], ['prepared', simdApply ? preparedChannelBytes(C) : 0],
     ['mean', hasMean ? 4 * C : 0], ['rstd', hasRstd ? 4 * C : 0],
     ['runningMean', statBytes(req.runningMean)], ['runningVar', statBytes(req.runningVar)],
   ]);
@@ -66,6 +74,7 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
   const shift = region('shift', C);
   const factor = region('factor', C);
   const bias = region('bias', C);
+  const prepared = simdApply ? base + offsets.prepared : null;
   const mean = hasMean ? region('mean', C) : null;
   const rstd = hasRstd ? region('rstd', C) : null;
   f64(bias).set(channelValues(req.bias, C, 0));
@@ -84,12 +93,13 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
       if (meanView !== null) meanView[c] = mu[c];
       if (rstdView !== null) rstdView[c] = r;
     }
+    if (prepared !== null) prepareChannelsF32(shiftView, factorView, f64(bias), new Float32Array(memory, prepared, preparedChannelBytes(C) / 4));
   };
   const partials = region('partials', req.training ? partialsLength(geometry) : 0);
   const template = (kind: ChannelTask['kind'], source: Region | null): ChannelTask => ({
     kind, blockStart: 0, blockEnd: geometry.blocks, geometry,
     inputDtype: input.dtype, outDtype: req.outDtype,
-    x, xSource: source, partials,
+    x, xSource: source, simd: kind === 'channelStats' ? simdStats : simdApply, prepared, partials,
     shift, factor, bias, y, cancel, slot: 0, fault: null,
   });
   const elementsPerUnit = size / Math.max(1, geometry.blocks);
@@ -98,9 +108,9 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
     request: req,
     slab,
     phases: req.training
-      ? [{ task: template('channelStats', xSource), units: geometry.blocks, elementsPerUnit, simd: false },
-        { task: { ...apply, slot: maxTasks }, units: geometry.blocks, elementsPerUnit, simd: false }]
-      : [{ task: apply, units: geometry.blocks, elementsPerUnit, simd: false }],
+      ? [{ task: template('channelStats', xSource), units: geometry.blocks, elementsPerUnit, simd: simdStats },
+        { task: { ...apply, slot: maxTasks }, units: geometry.blocks, elementsPerUnit, simd: simdApply }]
+      : [{ task: apply, units: geometry.blocks, elementsPerUnit, simd: simdApply }],
     afterPhase: null,
     outputs: [['output', tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype))]],
     direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },

@@ -41,10 +41,10 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
   const hasMean = req.stats.includes('mean');
   const hasRstd = req.stats.includes('rstd');
   // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
-  // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those)
-  // (no SIMD kernel for GroupNorm or pRMSNorm yet)
-  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0
-    && req.kernel !== 'groupnorm' && req.sumLength === req.n;
+  // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those).
+  // Decided from the request alone: every row of it computes the same way on any thread.
+  // (no SIMD kernel for pRMSNorm yet)
+  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0 && req.sumLength === req.n;
   const halfOutput = req.outDtype === 'float16' || req.outDtype === 'bfloat16';
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);

@@ -1,21 +1,29 @@
 // one BatchNorm task: its blocks' statistics, or their output (loading x from the body's bytes first
-// when this task is the first to read them).
+// when this task is the first to read them). The SIMD kernels (wasm/channels.wat) or the JS ones, as
+// the task says: the same for every task of a request, whichever thread runs it.
 import { batchnormBlocks } from './batchnorm.js';
-import { blockBounds, type BlockBounds } from './channel-blocks.js';
+import { blockBounds, partialsOffset, type BlockBounds } from './channel-blocks.js';
 import { blockStats } from './channel-stats.js';
 import { loadRows } from './load-rows.js';
 import type { OutputArray, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
-import type { ChannelTask } from '../pool/protocol.js';
+import type { ChannelTask, Region } from '../pool/protocol.js';
 
 const bounds: BlockBounds = { o0: 0, o1: 0, c0: 0, c1: 0 };
 
+const f64 = (r: Region) => new Float64Array(r.memory, r.byteOffset, r.length);
+
+/** x as the JS kernels read it: float32 values, float64 for a float64 input */
+function values(task: ChannelTask): ValueArray {
+  const { memory, byteOffset, length } = task.x;
+  return task.inputDtype === 'float64' ? new Float64Array(memory, byteOffset, length) : new Float32Array(memory, byteOffset, length);
+}
+
 export function runChannelTask(task: ChannelTask, wasm: WasmKernels | null): void {
   const { geometry: g, blockStart, blockEnd } = task;
-  const x: ValueArray = task.inputDtype === 'float64'
-    ? new Float64Array(task.x.memory, task.x.byteOffset, task.x.length)
-    : new Float32Array(task.x.memory, task.x.byteOffset, task.x.length);
+  if (task.simd && wasm === null) throw new Error('the SIMD kernels are not loaded on this thread');
   if (task.xSource !== null) {
+    const x = values(task); // a slab region: aligned
     for (let b = blockStart; b < blockEnd; b++) {
       const { o0, o1, c0, c1 } = blockBounds(g, b, bounds);
       for (let o = o0; o < o1; o++) {
@@ -24,7 +32,11 @@ export function runChannelTask(task: ChannelTask, wasm: WasmKernels | null): voi
       }
     }
   }
-  const f64 = (r: { memory: SharedArrayBuffer; byteOffset: number; length: number }) => new Float64Array(r.memory, r.byteOffset, r.length);
+  if (task.simd) {
+    runSimd(task, wasm!);
+    return;
+  }
+  const x = values(task);
   if (task.kind === 'channelStats') {
     const partials = f64(task.partials);
     for (let b = blockStart; b < blockEnd; b++) blockStats(x, g, b, partials);
@@ -34,4 +46,20 @@ export function runChannelTask(task: ChannelTask, wasm: WasmKernels | null): voi
     : task.outDtype === 'float32' ? new Float32Array(task.y.memory, task.y.byteOffset, task.y.length)
       : new Uint16Array(task.y.memory, task.y.byteOffset, task.y.length);
   batchnormBlocks(x, y, task.outDtype, g, { shift: f64(task.shift), factor: f64(task.factor), bias: f64(task.bias) }, blockStart, blockEnd);
+}
+
+/** block by block, float32 x (at any byte offset) to the partials or to a float32 y */
+function runSimd(task: ChannelTask, wasm: WasmKernels): void {
+  const { geometry: g, x, y } = task;
+  for (let b = task.blockStart; b < task.blockEnd; b++) {
+    const { o0, o1, c0, c1 } = blockBounds(g, b, bounds);
+    if (task.kind === 'channelStats') {
+      wasm.blockStatsF32(x.byteOffset, task.partials.byteOffset + 8 * partialsOffset(g, b), g.channels, g.inner, o0, o1, c0, c1);
+    } else {
+      wasm.batchnormF32(
+        x.byteOffset, y.byteOffset, task.shift.byteOffset, task.factor.byteOffset, task.bias.byteOffset, task.prepared!,
+        g.channels, g.inner, o0, o1, c0, c1,
+      );
+    }
+  }
 }

@@ -84,6 +84,8 @@ function runWasm(wasm: WasmKernels, task: NormTask, x: number): void {
   const rstd = task.rstd?.byteOffset ?? null;
   if (task.kernel === 'rmsnorm') {
     wasm.rmsnormF32(x, y, task.scale.byteOffset, bias, task.prepared!, rstd, n, rowStart, rowEnd, eps, epsOutside);
+  } else if (task.kernel === 'groupnorm') {
+    wasm.groupnormF32(x, y, task.scale.byteOffset, bias, task.mean?.byteOffset ?? null, rstd, n, task.channelRun, task.groups, rowStart, rowEnd, eps);
   } else {
     wasm.layernormF32(x, y, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);
   }

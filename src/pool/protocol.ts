@@ -85,10 +85,16 @@ export interface ChannelTask {
   geometry: BlockGeometry;
   inputDtype: Dtype;
   outDtype: Dtype;
-  /** float32 values (float64 when inputDtype is float64) */
+  /** float32 values (float64 when inputDtype is float64); at any byte offset when every phase is SIMD */
   x: Region;
   /** when set, this task first loads its blocks of x from these raw bytes of inputDtype */
   xSource: Region | null;
+  /** the SIMD kernels run (float32 values; the output pass for a float32 output only), else the JS
+   *  ones: allocate decides from the request alone, so every task of a request computes the same
+   *  way, and a thread without the kernels fails the task rather than compute other bits */
+  simd: boolean;
+  /** byte offset of the SIMD output pass's float32 parameters (kernels/channel-params.ts), else null */
+  prepared: number | null;
   /** Float64Array: per block, per channel of the block, its mean and M2 */
   partials: Region;
   /** Float64Array per channel: μ, r·γ and β of y = (x − μ)·(r·γ) + β */
