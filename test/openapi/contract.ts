@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { Unpackr } from 'msgpackr';
+import { parseAnswerJson } from '../v2/oip.js';
 
 type Json = Record<string, any>;
 
@@ -18,6 +19,10 @@ const objectUnpackr = new Unpackr({ mapsAsObjects: true, useRecords: false });
 const mapUnpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
 const BIN_KEYS = Symbol('binKeys');
 const MSGPACK = /^application\/(x-|vnd\.)?msgpack$/;
+const OCTET = 'application/octet-stream';
+
+/** the Open Inference Protocol's paths: JSON with bare NaN / Infinity tokens, binary framing, {"error"} bodies */
+export const isOip = (url: string) => { const path = url.split('?')[0]; return path === '/v2' || path.startsWith('/v2/'); };
 
 /** Map → object; remembers which maps had bin keys (msgpack-numpy form) */
 function objectsOf(value: unknown): unknown {
@@ -138,9 +143,11 @@ export class Contract {
       response = operation.responses[status];
       if (!response) throw new Error(`${where}: the document lists no ${status} for this operation (it has ${Object.keys(operation.responses).join(', ')})`);
     } else {
-      // any other path or method: 404, or 401 first under /v1/ when API keys are configured
+      // any other path or method: 404, or 401 first under /v1/ and /v2 when API keys are configured
       key = `* ${status}`;
-      const name = status === '404' ? 'NotFound' : status === '401' && request.url.startsWith('/v1/') ? 'Unauthorized' : undefined;
+      const oip = isOip(request.url);
+      const name = status === '404' ? (oip ? 'OipNotFound' : 'NotFound') : status === '401' && oip ? 'OipUnauthorized'
+        : status === '401' && request.url.startsWith('/v1/') ? 'Unauthorized' : undefined;
       response = name ? this.document.components.responses[name] : undefined;
       if (!response) throw new Error(`${where}: the document has no such operation, and ${status} is not its answer to unknown routes`);
     }
@@ -162,9 +169,10 @@ export class Contract {
     }
     const media = type === undefined ? undefined : content[type];
     if (!media) throw new Error(`${where}: content type ${String(type)} is not listed (${Object.keys(content).join(', ')})`);
-    const body = bodyOf(type!, answer.rawPayload);
+    const body = bodyOf(type!, answer.rawPayload, isOip(request.url));
     const problem = this.problems(media.schema, body);
     if (problem) throw new Error(`${where} (${type}): the body does not match the document:\n${problem}\n${preview(answer.rawPayload, type!)}`);
+    if (type === OCTET && isOip(request.url)) return { key, body: this.checkFraming(where, content, answer.headers['inference-header-content-length'], answer.rawPayload) };
     if (MSGPACK.test(type!)) {
       const keys = numpyKeysProblem(body);
       if (keys) throw new Error(`${where}: ${keys}`);
@@ -176,10 +184,47 @@ export class Contract {
   requestSchema(method: string, url: string, contentType: string): object | undefined {
     return this.operation(method, url)?.requestBody?.content?.[contentType]?.schema;
   }
+
+  /**
+   * an OIP body (request or answer) with Inference-Header-Content-Length: its JSON header must match
+   * the documented JSON body, and the bytes after it be the blocks the header announces, exactly.
+   * Returns the JSON header.
+   */
+  checkFraming(where: string, content: Json, headerLength: unknown, raw: Buffer): unknown {
+    if (typeof headerLength !== 'string' || !/^[1-9]\d*$/.test(headerLength)) throw new Error(`${where}: a binary body needs Inference-Header-Content-Length, got ${String(headerLength)}`);
+    const length = Number(headerLength);
+    const header = bodyOf('application/json', raw.subarray(0, length), true) as Json;
+    const problem = this.problems(content['application/json'].schema, header);
+    if (problem) throw new Error(`${where}: the JSON header does not match the document:\n${problem}\n${raw.subarray(0, length).toString('utf8').slice(0, 400)}`);
+    const tensors = (header.inputs ?? header.outputs ?? []) as Json[];
+    const blocks = tensors.reduce((sum, t) => sum + (t.parameters?.binary_data_size ?? 0), 0);
+    if (blocks !== raw.length - length) throw new Error(`${where}: the header announces ${blocks} bytes of tensors, ${raw.length - length} follow it`);
+    return header;
+  }
+
+  /** the problems of a request the server accepted against the document's request body, or null;
+   *  an OIP infer body is read as the server reads it, whatever its Content-Type */
+  requestProblems(request: SentRequest): string | null {
+    const raw = Buffer.isBuffer(request.payload) ? request.payload : Buffer.from(request.payload ?? '');
+    const content = this.operation(request.method, request.url)?.requestBody?.content as Json | undefined;
+    if (content === undefined) return `${request.method} ${request.url}: the document lists no request body`;
+    if (isOip(request.url)) {
+      const framed = request.headers['inference-header-content-length'];
+      if (framed === undefined) return this.problems(content['application/json'].schema, bodyOf('application/json', raw, true));
+      this.checkFraming(`${request.method} ${request.url} request`, content, framed, raw);
+      return this.problems(content[OCTET].schema, raw);
+    }
+    const type = essence(request.headers['content-type']);
+    const schema = type === undefined ? undefined : content[type]?.schema;
+    if (schema === undefined) return `${request.method} ${request.url}: no request schema for ${String(type)}`;
+    return this.problems(schema, bodyOf(type!, raw));
+  }
 }
 
-export function bodyOf(type: string, raw: Buffer): unknown {
-  if (type === 'application/json') return JSON.parse(raw.toString('utf8'));
+/** `oip`: the JSON may hold the bare tokens NaN, Infinity, -Infinity (OIP.md), read as those numbers */
+export function bodyOf(type: string, raw: Buffer, oip = false): unknown {
+  if (type === 'application/json') return oip ? parseAnswerJson(raw.toString('utf8')) : JSON.parse(raw.toString('utf8'));
+  if (type === OCTET) return raw;
   if (MSGPACK.test(type)) return decodeMsgpack(raw);
   return raw.toString('utf8');
 }

@@ -1,8 +1,9 @@
 // real requests for the contract test: valid and invalid, JSON and msgpack, every route and every
-// status a route can answer. `app` names the server that answers: `open` (no keys), `guarded`
+// status a route can answer (the /v2 ones in oip-corpus.ts). `app` names the server that answers: `open` (no keys), `guarded`
 // (API keys, a 4 KiB body limit, test faults) or `draining` (as after SIGTERM).
 import { pack, packTyped } from '../helpers/http.js';
 import { bytesOf } from '../helpers/tensors.js';
+import { oipProbes } from './oip-corpus.js';
 
 export type AppName = 'open' | 'guarded' | 'draining';
 
@@ -16,6 +17,8 @@ export interface Probe {
   status: number;
   /** the error code, for error answers */
   code?: string;
+  /** the whole message of a /v2 error answer, {"error": message} */
+  error?: string;
   /** why a request the server accepts is outside the document's request schema */
   outsideRequestSchema?: string;
   /** the payload is sent as a stream that stops after it without ending: a stalled body */
@@ -196,5 +199,6 @@ export function corpus(): Probe[] {
     { ...get('open', '/nowhere', 404), code: 'NORM_ERR_NOT_FOUND' },
     { name: 'DELETE /healthz (open)', app: 'open', method: 'DELETE', url: '/healthz', headers: {}, status: 404, code: 'NORM_ERR_NOT_FOUND' },
     { ...get('guarded', '/v1/nowhere', 401), code: 'NORM_ERR_UNAUTHORIZED' },
+    ...oipProbes(AUTH),
   ];
 }

@@ -12,12 +12,16 @@ import { DOCUMENT_PATH, loadContract, readDocument, type Contract } from './cont
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'];
 const V1_OPERATIONS = ['/v1/rmsnorm', '/v1/layernorm', '/v1/batchnorm', '/v1/groupnorm', '/v1/batch'];
 const V1_STATUSES = ['200', '400', '401', '406', '408', '413', '415', '500', '503', '504'];
-// API.md §2–§6
+// API.md §2–§6, and the Open Inference Protocol (OIP.md)
 const ENDPOINTS = [
   'POST /v1/batch', 'POST /v1/layernorm', 'POST /v1/rmsnorm', 'POST /v1/batchnorm', 'POST /v1/groupnorm',
   'GET /docs', 'GET /healthz', 'GET /metrics', 'GET /openapi.json', 'GET /readyz',
   'GET /docs/{page}', // docs/api.md, the API reference
+  'GET /v2', 'GET /v2/health/live', 'GET /v2/health/ready',
+  'GET /v2/models/{model}', 'GET /v2/models/{model}/ready', 'POST /v2/models/{model}/infer',
+  'GET /v2/models/{model}/versions/{version}', 'GET /v2/models/{model}/versions/{version}/ready', 'POST /v2/models/{model}/versions/{version}/infer',
 ];
+const V2_PUBLIC = ['/v2/health/live', '/v2/health/ready'];
 
 const checkedIn = readFileSync(DOCUMENT_PATH, 'utf8');
 const document = readDocument();
@@ -114,10 +118,14 @@ describe('what the document covers', () => {
     });
   }
 
-  it('Authorization as a bearer security scheme; the service endpoints need none', () => {
+  it('Authorization as a bearer security scheme on /v1 and /v2; the service endpoints and the /v2 health checks need none', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const [path, item] of Object.entries(document.paths as Record<string, any>)) {
-      if (!path.startsWith('/v1/')) expect(item.get.security, path).toEqual([]);
+      const guarded = path.startsWith('/v1/') || ((path === '/v2' || path.startsWith('/v2/')) && !V2_PUBLIC.includes(path));
+      for (const operation of Object.values(item as Record<string, any>)) {
+        expect(operation.security, path).toEqual(guarded ? [{ bearerAuth: [] }, {}] : []);
+        if (guarded) expect(Object.keys(operation.responses), path).toContain('401');
+      }
     }
   });
 

@@ -1,5 +1,6 @@
 // the OpenAPI document under Redocly's `recommended` rules, as `redocly lint` runs them with no
-// config: no error and no warning, for the bytes GET /openapi.json serves and for the checked-in file.
+// config: no error and no warning but the ones listed below, for the bytes GET /openapi.json serves
+// and for the checked-in file.
 import { readFileSync } from 'node:fs';
 import { createConfig, lintFromString, type Config, type NormalizedProblem } from '@redocly/openapi-core';
 import type { FastifyInstance } from 'fastify';
@@ -18,6 +19,9 @@ beforeAll(async () => {
 
 afterAll(() => app.close());
 
+/** none: the document is clean under the recommended rules */
+const EXPECTED: string[] = [];
+
 /** one line per problem: severity, rule, where (JSON pointer) and what */
 async function lint(source: string): Promise<string[]> {
   const problems: NormalizedProblem[] = await lintFromString({ source, absoluteRef: DOCUMENT_PATH, config });
@@ -27,14 +31,14 @@ async function lint(source: string): Promise<string[]> {
 }
 
 describe('redocly recommended rules', () => {
-  it('GET /openapi.json: no errors, no warnings', async () => {
+  it('GET /openapi.json: no errors, no warnings but the expected ones', async () => {
     const res = await app.inject({ url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
-    expect(await lint(res.body)).toEqual([]);
+    expect(await lint(res.body)).toEqual(EXPECTED);
   });
 
-  it('openapi/openapi.json: no errors, no warnings', async () => {
-    expect(await lint(readFileSync(DOCUMENT_PATH, 'utf8'))).toEqual([]);
+  it('openapi/openapi.json: no errors, no warnings but the expected ones', async () => {
+    expect(await lint(readFileSync(DOCUMENT_PATH, 'utf8'))).toEqual(EXPECTED);
   });
 
   it('the linter catches a missing license, security and 4xx answer', async () => {

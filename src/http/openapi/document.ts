@@ -10,14 +10,15 @@ import { tidyDocument } from './tidy.js';
 import { MSGPACK_TYPES } from '../media-types.js';
 import { refuseQuery } from '../service-routes.js';
 import { registerReference } from './reference.js';
-import { errorResponse, tensorMsgpack, v1RequestHeaders } from './response-schemas.js';
+import { inferRequestDoc } from './oip-schemas.js';
+import { errorResponse, KEY_SECURITY, tensorMsgpack, v1RequestHeaders } from './response-schemas.js';
 import { serviceRouteSchemas } from './service-schemas.js';
 
 // src/http/openapi and dist/http/openapi both sit three levels below the package root
 const PACKAGE: { version: string; license: string } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
 const REFERENCE = '/docs/api.md';
 
-const DESCRIPTION = `Row-wise RMSNorm and LayerNorm over HTTP, in msgpack or JSON (wire contract v1).
+const DESCRIPTION = `RMSNorm, LayerNorm, BatchNorm and GroupNorm over HTTP: in msgpack or JSON under /v1 (wire contract v1), and under /v2 in the Open Inference Protocol (KServe v2 REST, with Triton's binary tensor data), so that tritonclient.http and KServe clients call them unchanged.
 
 **Encodings.** A request body is \`application/json\` or msgpack (\`application/msgpack\`, \`application/x-msgpack\`, \`application/vnd.msgpack\`); anything else, or no Content-Type, is a 415 (parameters such as charset are ignored). The answer uses the request's encoding unless \`Accept\` prefers the other (q-values; a tie keeps the request's); a msgpack answer is labelled with the msgpack type \`Accept\` named, else the request's. An \`Accept\` that allows neither is a 406. JSON bodies are strict JSON: bare NaN/Infinity tokens and numbers that overflow float64 are a 400. Errors are always JSON.
 
@@ -29,12 +30,11 @@ const DESCRIPTION = `Row-wise RMSNorm and LayerNorm over HTTP, in msgpack or JSO
 
 **Errors.** \`{statusCode, code, error, message}\`: code is stable and machine-readable (the enum of each Error schema lists the codes of that status), message starts with the path of the offending field (\`input.shape[1]\`, \`requests[2].eps\`). Any other path or method answers 404 (components/responses/NotFound); under /v1/, when API keys are configured, 401 comes first.
 
-**Auth.** When the server has API keys, every path under /v1/ needs \`Authorization: Bearer <key>\`; nothing else does.
+**Open Inference Protocol (tag oip).** Health, server and model metadata, and inference for the models rmsnorm, layernorm, batchnorm and groupnorm (version 1), with the same checks, numerics, limits and deadlines as /v1. An infer body is JSON (numbers may be the bare tokens NaN, Infinity, -Infinity), or, with Inference-Header-Content-Length, a JSON header followed by the inputs' raw bytes; its Content-Type is not consulted. An answer is JSON, or application/octet-stream (JSON header, then bytes) when any output is binary. Every /v2 error, and the 404 of any other path under /v2, is \`{"error": message}\` (OipError).
+
+**Auth.** When the server has API keys, every path under /v1/ needs \`Authorization: Bearer <key>\`, and so do /v2 and every path under it but /v2/health/live and /v2/health/ready; nothing else does.
 
 **Reference.** The API reference, in Markdown, is [${REFERENCE}](${REFERENCE}) (docs/api.md of the repository); Swagger UI is at [/docs](/docs).`;
-
-// either a bearer key or none: the server asks for one only when it has API keys
-const V1_SECURITY: { [scheme: string]: string[] }[] = [{ bearerAuth: [] }, {}];
 
 type Json = Record<string, unknown>;
 
@@ -70,9 +70,13 @@ const transform: SwaggerTransform = ({ schema, url, route }) => {
   // Swagger UI hides its own routes; its page (at /docs and /docs/) is an endpoint of the contract
   if (url === '/docs/' && route.method === 'GET') return { schema: serviceRouteSchemas['/docs'] as FastifySchema, url: '/docs' };
   if (schema === undefined || schema === null) return { schema: serviceRouteSchemas[url] as FastifySchema, url };
+  // the infer body is documented here and never in the route's schema, where fastify would compile
+  // and run a validator for it: the route reads the body raw into shared memory whatever its
+  // Content-Type, and its handler checks it in OIP's words (bare NaN tokens, binary blocks)
+  if (url.startsWith('/v2/') && url.endsWith('/infer')) return { schema: { ...schema, ...inferRequestDoc } as FastifySchema, url };
   if (!url.startsWith('/v1/')) return { schema, url };
   const body = schema.body as { content: Record<string, { schema: Json }> };
-  return { schema: { ...schema, body: documentBody(body, url), headers: v1RequestHeaders, security: V1_SECURITY }, url };
+  return { schema: { ...schema, body: documentBody(body, url), headers: v1RequestHeaders, security: KEY_SECURITY }, url };
 };
 
 const transformObject: SwaggerTransformObject = (document) => tidyDocument((document as { openapiObject: Json }).openapiObject) as never;
@@ -91,11 +95,12 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       servers: [{ url: '/', description: 'the server that serves this document' }],
       tags: [
         { name: 'normalization', description: 'RMSNorm and LayerNorm (API.md §2–§5)' },
+        { name: 'oip', description: 'the Open Inference Protocol (KServe v2 REST) with binary tensor data: docs/api.md §12' },
         { name: 'service', description: 'health, readiness, metrics, documentation (API.md §6)' },
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'one of the keys in API_KEYS; required on /v1/* only when the server has keys' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'one of the keys in API_KEYS; required on /v1/*, /v2 and /v2/* (but its two health checks) only when the server has keys' },
         },
         responses: { NotFound: errorResponse(404) as never },
       },

@@ -103,7 +103,7 @@ function errorBody(status: number) {
   };
 }
 
-const ERROR_WHEN: Readonly<Record<number, string>> = {
+export const ERROR_WHEN: Readonly<Record<number, string>> = {
   400: 'Malformed msgpack or JSON, schema violation, unknown dtype, data length ≠ shape, bad axis, eps, weight, bias or residual shape, n = 0, or a bad X-Request-Timeout-Ms.',
   401: 'API keys are configured and the request has no valid Authorization: Bearer <key>. Checked before anything else.',
   404: 'No such route (any other path or method), or no such page of docs/.',
@@ -116,9 +116,9 @@ const ERROR_WHEN: Readonly<Record<number, string>> = {
   504: "The request's deadline passed before its result was ready.",
 };
 
-const retryAfter = { type: 'integer', minimum: 0, description: 'seconds to wait before retrying' };
+export const retryAfter = { type: 'integer', minimum: 0, description: 'seconds to wait before retrying' };
 
-const serverTiming = {
+export const serverTiming = {
   type: 'string',
   pattern: '^(?=.*\\bdecode;dur=)(?=.*\\bqueue;dur=)(?=.*\\bcompute;dur=)(?=.*\\bencode;dur=)',
   description: 'the metrics decode, queue, compute and encode, each with its dur in milliseconds, e.g. "decode;dur=0.120, queue;dur=0.010, compute;dur=0.050, encode;dur=0.020"',
@@ -196,6 +196,9 @@ export function batchRouteDoc() {
     )),
   };
 }
+
+/** either a bearer key or none: the server asks for one only when it has API keys */
+export const KEY_SECURITY: readonly { [scheme: string]: string[] }[] = [{ bearerAuth: [] }, {}];
 
 /** request headers of every /v1 route (documentation only: guards.ts checks X-Request-Timeout-Ms) */
 export const v1RequestHeaders = {

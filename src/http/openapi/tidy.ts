@@ -2,6 +2,7 @@
 // answers shared by operations become components.responses, and every map is put in a fixed order,
 // so the checked-in document diffs cleanly.
 import { isDeepStrictEqual } from 'node:util';
+import { oipComponentDescriptions } from './oip-bodies.js';
 import { componentDescriptions } from './response-schemas.js';
 
 type Json = Record<string, unknown>;
@@ -10,8 +11,14 @@ type Json = Record<string, unknown>;
 const RESPONSE_NAMES: Readonly<Record<string, string>> = {
   Error400: 'BadRequest', Error401: 'Unauthorized', Error404: 'NotFound', Error406: 'NotAcceptable', Error413: 'PayloadTooLarge',
   Error415: 'UnsupportedMediaType', Error500: 'InternalError', Error503: 'ServiceUnavailable', Error504: 'GatewayTimeout',
-  QueryError: 'UnexpectedQuery',
+  QueryError: 'UnexpectedQuery', OipQueryError: 'OipUnexpectedQuery',
 };
+/** the /v2 error answers share one body, {"error"}: they are named by status */
+const OIP_RESPONSE_NAMES: Readonly<Record<string, string>> = {
+  400: 'OipBadRequest', 401: 'OipUnauthorized', 404: 'OipNotFound', 408: 'OipRequestTimeout', 413: 'OipPayloadTooLarge',
+  415: 'OipUnsupportedMediaType', 500: 'OipInternalError', 503: 'OipServiceUnavailable', 504: 'OipGatewayTimeout',
+};
+const DESCRIPTIONS: Readonly<Record<string, string>> = { ...componentDescriptions, ...oipComponentDescriptions };
 const SCHEMAS = '#/components/schemas/';
 /** response headers the server always sends with that answer */
 const ALWAYS_SENT_HEADERS = new Set(['Server-Timing', 'Retry-After']);
@@ -35,7 +42,7 @@ class Components {
     if (typeof out.title !== 'string' || !('type' in out || 'oneOf' in out || 'anyOf' in out)) return out;
     const title = out.title;
     const core = without(out, 'description');
-    const own = componentDescriptions[title];
+    const own = DESCRIPTIONS[title];
     const existing = this.schemas[title];
     if (existing === undefined) {
       this.schemas[title] = own === undefined ? core : { ...core, description: own };
@@ -47,11 +54,11 @@ class Components {
     return ref;
   }
 
-  /** an error answer (its schema is Error<status>, or another of RESPONSE_NAMES) that several operations share is written once */
-  hoistResponse(response: Json): Json {
+  /** an error answer (its schema is Error<status>, another of RESPONSE_NAMES, or OipError) that several operations share is written once */
+  hoistResponse(response: Json, status: string): Json {
     const schema = ((response.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
     const ref = typeof schema?.$ref === 'string' && schema.$ref.startsWith(SCHEMAS) ? schema.$ref.slice(SCHEMAS.length) : '';
-    const name = RESPONSE_NAMES[ref];
+    const name = ref === 'OipError' ? OIP_RESPONSE_NAMES[status] : RESPONSE_NAMES[ref];
     if (name === undefined) return response;
     const existing = this.responses[name];
     if (existing === undefined) this.responses[name] = response;
@@ -81,14 +88,15 @@ function tidyOperation(operation: Json, components: Components): Json {
   const responses: Json = {};
   const byStatus = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
   for (const [status, response] of Object.entries(sorted(out.responses as Json, byStatus))) {
-    responses[status] = components.hoistResponse(tidyResponse(response as Json));
+    responses[status] = components.hoistResponse(tidyResponse(response as Json), status);
   }
   out.responses = responses;
   return out;
 }
 
-/** /v1 paths first, then the service endpoints, each group in alphabetical order */
-const pathOrder = (a: string, b: string) => Number(!a.startsWith('/v1/')) - Number(!b.startsWith('/v1/')) || a.localeCompare(b);
+/** /v1 paths first, then /v2 (the Open Inference Protocol), then the service endpoints, each group in alphabetical order */
+const group = (path: string) => (path.startsWith('/v1/') ? 0 : path === '/v2' || path.startsWith('/v2/') ? 1 : 2);
+const pathOrder = (a: string, b: string) => group(a) - group(b) || a.localeCompare(b);
 
 export function tidyDocument(document: Json): Json {
   const components = new Components();

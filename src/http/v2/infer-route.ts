@@ -11,6 +11,7 @@ import { OP_NAMES, type OpName } from '../../ops/registry.js';
 import { readBodyIntoSlab } from '../body-reader.js';
 import { validationError, type AjvError } from '../error-handler.js';
 import { createAdmissionHook, type ServiceState } from '../guards.js';
+import { oipRouteSchemas } from '../openapi/oip-schemas.js';
 import { checkTimeoutHeader, serverTiming, testFault } from '../request-context.js';
 import { AJV_OPTIONS, opFieldsSchema } from '../v1/schemas.js';
 import { oipMessage } from './datatypes.js';
@@ -88,7 +89,11 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
         throw err;
       }
     };
-    const options = { schema: { hide: true }, onRequest: [checkEncoding, admit], preValidation: checkTimeoutHeader };
-    for (const prefix of ['/v2/models/:model', '/v2/models/:model/versions/:version']) scope.post(`${prefix}/infer`, options, handler);
+    // the schema has params and answers only: the body is documented by the OpenAPI transform
+    // (openapi/document.ts), never validated by fastify (the handler reads and checks it)
+    const options = { onRequest: [checkEncoding, admit], preValidation: checkTimeoutHeader };
+    for (const prefix of ['/v2/models/:model', '/v2/models/:model/versions/:version']) {
+      scope.post(`${prefix}/infer`, { ...options, schema: oipRouteSchemas[`${prefix}/infer`] }, handler);
+    }
   });
 }

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Engine } from '../../jobs/pipeline.js';
 import type { ServiceState } from '../guards.js';
-import { readiness } from '../service-routes.js';
+import { oipRouteSchemas } from '../openapi/oip-schemas.js';
+import { readiness, refuseQuery } from '../service-routes.js';
 import { registerInferRoutes } from './infer-route.js';
 import { modelFor, modelMetadata } from './models.js';
 
@@ -13,23 +14,24 @@ const { version } = JSON.parse(readFileSync(new URL('../../../package.json', imp
 
 interface ModelParams { model: string; version?: string }
 
-// not in the OpenAPI document until the whole dialect is (inference is the next step of issue 13)
-const options = { schema: { hide: true } };
+// the OpenAPI document's schema of each route (params, answers): fastify serializes the answers with it
+const options = (url: string) => ({ schema: oipRouteSchemas[url] });
 
 export async function registerV2Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): Promise<void> {
   const { pool } = engine;
-  app.get('/v2', options, async () => ({ name: 'tensor-norm-service', version, extensions: ['binary_tensor_data', 'parameters'] }));
-  app.get('/v2/health/live', options, async () => ({ live: true }));
-  app.get('/v2/health/ready', options, async (_request, reply) => {
+  app.get('/v2', options('/v2'), async () => ({ name: 'tensor-norm-service', version, extensions: ['binary_tensor_data', 'parameters'] }));
+  // the health checks refuse a query parameter, as /healthz does
+  app.get('/v2/health/live', { ...options('/v2/health/live'), onRequest: refuseQuery }, async () => ({ live: true }));
+  app.get('/v2/health/ready', { ...options('/v2/health/ready'), onRequest: refuseQuery }, async (_request, reply) => {
     const { ready } = readiness(pool, state);
     return reply.code(ready ? 200 : 503).send({ ready });
   });
   for (const prefix of ['/v2/models/:model', '/v2/models/:model/versions/:version']) {
-    app.get<{ Params: ModelParams }>(prefix, options, async (request) => {
+    app.get<{ Params: ModelParams }>(prefix, options(prefix), async (request) => {
       const { model, version: asked } = request.params;
       return modelMetadata(model, modelFor(model, asked));
     });
-    app.get<{ Params: ModelParams }>(`${prefix}/ready`, options, async (request, reply) => {
+    app.get<{ Params: ModelParams }>(`${prefix}/ready`, options(`${prefix}/ready`), async (request, reply) => {
       const { model, version: asked } = request.params;
       modelFor(model, asked);
       const { ready } = readiness(pool, state);
