@@ -136,8 +136,8 @@ pass "built $LB_IMAGE ($(elapsed "$t0") s)"
 # msgpackr-extract stub they link to), nothing else
 contents=$($DOCKER run --rm --user 0 --entrypoint sh "$APP_IMAGE" -c \
   'ls -A /app | tr "\n" " "; echo; for p in typescript vitest autocannon dockerfilelint; do [ ! -e /app/node_modules/$p ] || echo "dev:$p"; done; find /app \( -name "*.test.*" -o -name "*.ts" ! -name "*.d.ts" -o -name ".env*" -o -name "*.pem" -o -name "*.key" \) ! -path "/app/node_modules/*" -print')
-[ "$contents" = "dist node_modules package.json vendor " ] \
-  || fail "image /app holds more than dist, node_modules (production), package.json and vendor: $contents"
+[ "$contents" = "dist docs node_modules package.json vendor " ] \
+  || fail "image /app holds more than dist, docs (the API reference it serves), node_modules (production), package.json and vendor: $contents"
 pass "image /app: dist, production node_modules, package.json; no sources, tests, dev dependencies or secrets"
 
 port=$(free_port)
