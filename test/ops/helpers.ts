@@ -2,8 +2,8 @@
 // in either encoding, error checks in both encodings, and the float64 references fed with the values the
 // service holds (each rounded once to its dtype), never anything from src/kernels or src/ops.
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect } from 'vitest';
-import { createApp, expectError, postJson, postMsgpack, type Response } from '../helpers/http.js';
+import { expect } from 'vitest';
+import { expectError, postJson, postMsgpack, useFreshApp, type Response } from '../helpers/http.js';
 import { expectClose, roundTo, type Param } from '../helpers/reference.js';
 import { bytesOf, jsonData, product, valuesOf, type Dtype, type WireTensor } from '../helpers/tensors.js';
 import {
@@ -15,25 +15,9 @@ import type { Config } from '../../src/config.js';
 export type Encoding = 'json' | 'msgpack';
 export const ENCODINGS: readonly Encoding[] = ['json', 'msgpack'];
 
-/**
- * one app for all the tests of a file: these tests only send requests and read answers, and a boot
- * per test (~0.3 s with its workers) would cost more than the computing does
- */
+/** one app for all the tests of a file (see useFreshApp) */
 export function useFileApp(config: Partial<Config> = {}): { readonly app: FastifyInstance } {
-  let current: FastifyInstance | null = null;
-  beforeAll(async () => {
-    current = await createApp(config);
-  });
-  afterAll(async () => {
-    await current?.close();
-    current = null;
-  });
-  return {
-    get app() {
-      if (current === null) throw new Error('no app outside a test');
-      return current;
-    },
-  };
+  return useFreshApp(config, 'file');
 }
 
 /** a wire tensor: JSON lists (non-finite values as strings) or msgpack bin */
