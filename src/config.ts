@@ -107,10 +107,25 @@ const ENV_NAMES: Readonly<Partial<Record<keyof Config, string>>> = {
   bodyIdleTimeoutMs: 'BODY_IDLE_TIMEOUT_MS', maxTensorMemoryBytes: 'MAX_TENSOR_MEMORY_BYTES',
 };
 
-/** the same schemas under the variables' names; API_KEYS is comma-separated text there */
-const envProperties = Object.fromEntries(
-  Object.entries(ENV_NAMES).map(([option, name]) => [name, option === 'apiKeys' ? { type: 'string' } : optionProperties[option as keyof Config]]),
-);
+/** the same schemas under the variables' names; API_KEYS is comma-separated text there, and
+ *  API_KEYS_FILE (a mounted secret) names a file of keys that join it */
+const envProperties = {
+  ...Object.fromEntries(
+    Object.entries(ENV_NAMES).map(([option, name]) => [name, option === 'apiKeys' ? { type: 'string' } : optionProperties[option as keyof Config]]),
+  ),
+  API_KEYS_FILE: { type: 'string', minLength: 1 },
+};
+
+/** one key a line, blank lines skipped; read once at start-up, so a missing file stops the server */
+function keysFromFile(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`API_KEYS_FILE: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line.length > 0);
+}
 
 /** reads and validates the environment once at start-up; throws naming the bad variable */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
@@ -122,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     if (value === undefined) continue;
     options[option] = option === 'apiKeys' ? String(value).split(',').map((k) => k.trim()).filter((k) => k.length > 0) : value;
   }
+  if (raw.API_KEYS_FILE !== undefined) options.apiKeys = [...((options.apiKeys as string[] | undefined) ?? []), ...keysFromFile(String(raw.API_KEYS_FILE))];
   return resolveConfig(options as Partial<Config>);
 }
 

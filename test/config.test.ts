@@ -1,6 +1,8 @@
 // settings: the environment and buildApp's options are checked against the same schemas; the
 // container's limits are read from its cgroup.
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { cpuQuota, defaults, defaultTensorMemory, loadConfig, memoryLimit, resolveConfig } from '../src/config.js';
@@ -9,6 +11,20 @@ it('the environment maps to options, API_KEYS split on commas and trimmed', () =
   const config = loadConfig({ PORT: '9000', WORKERS: '3', API_KEYS: ' a, b ,,c', LOG_LEVEL: 'warn', UNRELATED: 'x' });
   expect(config).toEqual({ ...defaults, port: 9000, workers: 3, apiKeys: ['a', 'b', 'c'], logLevel: 'warn' });
   expect(Object.isFrozen(config)).toBe(true);
+});
+
+it('API_KEYS_FILE (a mounted secret): one key a line, blank lines skipped, joining API_KEYS; an unreadable file is named', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'keys-'));
+  try {
+    const file = join(dir, 'api-keys');
+    writeFileSync(file, 'k1\r\n\n  k2  \nk3\n');
+    expect(loadConfig({ API_KEYS_FILE: file }).apiKeys).toEqual(['k1', 'k2', 'k3']);
+    expect(loadConfig({ API_KEYS: 'a,b', API_KEYS_FILE: file }).apiKeys).toEqual(['a', 'b', 'k1', 'k2', 'k3']);
+    expect(() => loadConfig({ API_KEYS_FILE: join(dir, 'missing') })).toThrow(`API_KEYS_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`);
+    expect(() => loadConfig({ API_KEYS_FILE: '' })).toThrow(/API_KEYS_FILE must NOT have fewer than 1 characters/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 it('a bad variable is named', () => {

@@ -1,7 +1,10 @@
-// API_KEYS: bearer keys guard every path under /v1/ (401 before 415/406/400/404) and nothing else.
+// API_KEYS (and API_KEYS_FILE): bearer keys guard every path under /v1/ (401 before 415/406/400/404) and nothing else.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildReadyApp } from './helpers.js';
+import { buildReadyApp, startServer, type ServerProcess } from './helpers.js';
 
 const UNAUTHORIZED = {
   statusCode: 401,
@@ -121,4 +124,30 @@ describe('auth without API_KEYS', () => {
       await app.close();
     }
   });
+});
+
+describe('API_KEYS_FILE on a real server (dist/server.js)', () => {
+  let server: ServerProcess | null = null;
+  let dir: string | null = null;
+  afterEach(() => {
+    server?.kill();
+    server = null;
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
+    dir = null;
+  });
+
+  it('keys from the file and from API_KEYS are both accepted; others get 401', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'secret-'));
+    const file = join(dir, 'api-keys');
+    writeFileSync(file, 'from-file\n');
+    server = await startServer({ API_KEYS: 'from-env', API_KEYS_FILE: file, WORKERS: '1' });
+    const post = (key: string | null) => fetch(`${server!.url}/v1/rmsnorm`, {
+      method: 'POST', body: VALID, headers: { ...JSON_TYPE, ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
+    });
+    expect((await post('from-file')).status).toBe(200);
+    expect((await post('from-env')).status).toBe(200);
+    const refused = await post('other');
+    expect([refused.status, await refused.json()]).toEqual([401, UNAUTHORIZED]);
+    expect((await post(null)).status).toBe(401);
+  }, 60_000);
 });
