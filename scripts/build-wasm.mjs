@@ -1,14 +1,15 @@
 // compiles each kernel family in src/kernels/wasm/*.wat to dist/kernels/*.wasm with wabt (SIMD and
 // threads enabled: the kernels use v128 and import a shared memory).
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import wabtInit from 'wabt';
 
-const MODULES = ['norm', 'channels'];
 const features = { simd: true, threads: true };
 
 const wabt = await wabtInit();
 await mkdir(new URL('../dist/kernels/', import.meta.url), { recursive: true });
-for (const name of MODULES) {
+const SOURCES = new URL('../src/kernels/wasm/', import.meta.url);
+const modules = (await readdir(SOURCES)).filter((f) => f.endsWith('.wat')).map((f) => f.slice(0, -'.wat'.length)).sort();
+for (const name of modules) {
   const path = `src/kernels/wasm/${name}.wat`;
   let module;
   try {

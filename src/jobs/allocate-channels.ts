@@ -2,16 +2,16 @@
 // per-block statistics and then the output, with the merge between them on the main thread;
 // inference runs the output phase alone, with μ and r from the running statistics.
 import { DTYPES, valueStorage } from '../codec/dtype.js';
-import { bfloat16BitsFromNumber, float16BitsFromNumber } from '../codec/half.js';
+import { narrowToBfloat16, narrowToFloat16 } from '../codec/half.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import { blockGeometry, partialsLength } from '../kernels/channel-blocks.js';
 import { prepareChannelsF32, preparedChannelBytes } from '../kernels/channel-params.js';
 import { mergeChannel } from '../kernels/channel-stats.js';
 import type { SlabPool } from '../memory/slab-pool.js';
 import type { ChannelTask, Region } from '../pool/protocol.js';
-import { placement } from './allocate.js';
-import type { ChannelRequest } from './checked-request.js';
-import { align, layOut, outputStorage, tensorAt, type Job } from './job.js';
+import type { TensorOut } from '../codec/write-tensor.js';
+import { producedOutputs, type ChannelRequest } from './checked-request.js';
+import { openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
 
 const f64 = (r: Region) => new Float64Array(r.memory, r.byteOffset, r.length);
 
@@ -42,39 +42,21 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
   const hasMean = req.stats.includes('mean');
   const hasRstd = req.stats.includes('rstd');
   const phases = req.training ? 2 : 1;
-  const yBytes = size * DTYPES[req.outDtype].itemsize;
-  const prefixLength = prefix?.length ?? 0;
-  const { offsets, end } = layOut([
+  const { slab, region, at, y, direct } = openJobSlab(slabs, [
     ['cancel', 4 * maxTasks * phases],
     ['x', 'inPlace' in inputPlace ? 0 : DTYPES[valueType].itemsize * size],
     ['partials', req.training ? 8 * partialsLength(geometry) : 0],
     ['shift', 8 * C], ['factor', 8 * C], ['bias', 8 * C], ['prepared', simdApply ? preparedChannelBytes(C) : 0],
     ['mean', hasMean ? 4 * C : 0], ['rstd', hasRstd ? 4 * C : 0],
     ['runningMean', statBytes(req.runningMean)], ['runningVar', statBytes(req.runningVar)],
-  ]);
-  const prefixStart = end + align(prefixLength) - prefixLength;
-  const yOffset = prefixStart + prefixLength;
-  const slab = slabs.acquire(yOffset + yBytes);
-  const { memory, offset: base } = slab;
-  const region = (name: string, length: number): Region => ({ memory, byteOffset: base + offsets[name], length });
+  ], prefix, size, size * DTYPES[req.outDtype].itemsize);
+  const { memory } = slab;
   const cancel = region('cancel', maxTasks * phases);
-  new Int32Array(memory, cancel.byteOffset, cancel.length).fill(0);
-  if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
-
-  let x: Region;
-  let xSource: Region | null = null;
-  if ('inPlace' in inputPlace) {
-    x = inputPlace.inPlace;
-  } else {
-    x = region('x', size);
-    if ('source' in inputPlace) xSource = inputPlace.source;
-    else writeValues(inputPlace.write, valueType === 'float64' ? f64(x) : new Float32Array(memory, x.byteOffset, size));
-  }
-  const y: Region = { memory, byteOffset: base + yOffset, length: size };
+  const [x, xSource] = placeValues(inputPlace, () => region('x', size), valueType);
   const shift = region('shift', C);
   const factor = region('factor', C);
   const bias = region('bias', C);
-  const prepared = simdApply ? base + offsets.prepared : null;
+  const prepared = simdApply ? at('prepared') : null;
   const mean = hasMean ? region('mean', C) : null;
   const rstd = hasRstd ? region('rstd', C) : null;
   f64(bias).set(channelValues(req.bias, C, 0));
@@ -112,15 +94,19 @@ export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTask
         { task: { ...apply, slot: maxTasks }, units: geometry.blocks, elementsPerUnit, simd: simdApply }]
       : [{ task: apply, units: geometry.blocks, elementsPerUnit, simd: simdApply }],
     afterPhase: null,
-    outputs: [['output', tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype))]],
-    direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
+    outputs: [],
+    direct,
   };
-  const runningOut: [string, TensorIn, Region][] = [];
-  if (updates) {
-    runningOut.push(['running_mean', req.runningMean!, region('runningMean', C)], ['running_var', req.runningVar!, region('runningVar', C)]);
-    for (const [name, t, r] of runningOut) job.outputs.push([name, tensorAt(r, t.dtype, [C], outputStorage(t.dtype))]);
-  }
-  for (const stat of req.stats) job.outputs.push([stat, tensorAt(stat === 'mean' ? mean! : rstd!, 'float32', [C], 'float32')]);
+  const runningOut: [string, TensorIn, Region][] = updates
+    ? [['running_mean', req.runningMean!, region('runningMean', C)], ['running_var', req.runningVar!, region('runningVar', C)]]
+    : [];
+  const tensors: Record<string, TensorOut> = {
+    output: tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype)),
+    ...Object.fromEntries(runningOut.map(([name, t, r]) => [name, tensorAt(r, t.dtype, [C], outputStorage(t.dtype))])),
+    ...(mean === null ? {} : { mean: tensorAt(mean, 'float32', [C], 'float32') }),
+    ...(rstd === null ? {} : { rstd: tensorAt(rstd, 'float32', [C], 'float32') }),
+  };
+  job.outputs = producedOutputs(req).map((name) => [name, tensors[name]]);
 
   if (!req.training) {
     setChannels(channelValues(req.runningMean, C, 0), channelValues(req.runningVar, C, 1));
@@ -161,9 +147,5 @@ function storeAs(dtype: TensorIn['dtype'], region: Region, values: Float64Array)
   const { memory, byteOffset, length } = region;
   if (dtype === 'float64') new Float64Array(memory, byteOffset, length).set(values);
   else if (dtype === 'float32') new Float32Array(memory, byteOffset, length).set(values);
-  else {
-    const bits = new Uint16Array(memory, byteOffset, length);
-    const round = dtype === 'float16' ? float16BitsFromNumber : bfloat16BitsFromNumber;
-    for (let i = 0; i < length; i++) bits[i] = round(values[i]);
-  }
+  else (dtype === 'float16' ? narrowToFloat16 : narrowToBfloat16)(values, new Uint16Array(memory, byteOffset, length));
 }

@@ -2,29 +2,14 @@
 // where the body put it (read in place when aligned, else loaded row by row by the workers); when
 // the answer can go out straight from memory (response.ts decides), the output sits right after its
 // msgpack header.
-import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
-import { writeValues, type TensorIn } from '../codec/read-tensor.js';
+import { DTYPES, valueStorage } from '../codec/dtype.js';
+import { writeValues } from '../codec/read-tensor.js';
 import type { SlabPool } from '../memory/slab-pool.js';
 import type { NormTask, Region } from '../pool/protocol.js';
+import type { TensorOut } from '../codec/write-tensor.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
-import type { RowRequest } from './checked-request.js';
-import { align, layOut, outputStorage, tensorAt, type Job } from './job.js';
-
-/** where a tensor's values come from: in place, loaded by the workers, or written here */
-type Placement = { inPlace: Region } | { source: Region } | { write: TensorIn };
-
-/** `anyAlignment`: the SIMD kernels load at any byte offset, so their input needs no aligning copy */
-export function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placement {
-  if (t.source.kind !== 'bytes') return { write: t };
-  const { bytes } = t.source;
-  const memory = bytes.buffer;
-  if (!(memory instanceof SharedArrayBuffer)) return { write: t };
-  const itemsize = DTYPES[t.dtype].itemsize;
-  if (t.dtype === valueType && (anyAlignment || bytes.byteOffset % itemsize === 0)) {
-    return { inPlace: { memory, byteOffset: bytes.byteOffset, length: t.size } };
-  }
-  return { source: { memory, byteOffset: bytes.byteOffset, length: bytes.byteLength } };
-}
+import { producedOutputs, type RowRequest } from './checked-request.js';
+import { openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
 
 /**
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
@@ -49,11 +34,9 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
-  const yBytes = size * DTYPES[req.outDtype].itemsize;
-  const prefixLength = prefix?.length ?? 0;
 
   // sizes first, then one slab
-  const { offsets, end } = layOut([
+  const { slab, region, at, y, direct } = openJobSlab(slabs, [
     ['cancel', 4 * maxTasks],
     ['prepared', useWasm ? preparedBytes(paramLength) : 0],
     ['wide', useWasm && halfOutput ? 4 * size : 0],
@@ -63,27 +46,10 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
     ['rstd', hasRstd ? 4 * statLength : 0],
     ['x', 'inPlace' in inputPlace ? 0 : valueBytes * size],
     ['residual', residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size],
-  ]);
-  // y starts aligned, with its msgpack header (if any) right before it
-  const prefixStart = end + align(prefixLength) - prefixLength;
-  const yOffset = prefixStart + prefixLength;
-  const slab = slabs.acquire(yOffset + yBytes);
-  const memory = slab.memory;
-  const base = slab.offset;
-  new Int32Array(memory, base + offsets.cancel, maxTasks).fill(0); // slabs are reused: clear the flags
-  if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
-
-  const region = (name: string, length: number): Region => ({ memory, byteOffset: base + offsets[name], length });
-  const values = (r: Region) => (valueType === 'float64'
-    ? new Float64Array(r.memory, r.byteOffset, r.length) : new Float32Array(r.memory, r.byteOffset, r.length));
-  const place = (p: Placement, name: string): [Region, Region | null] => {
-    if ('inPlace' in p) return [p.inPlace, null];
-    const r = region(name, size);
-    if ('write' in p) writeValues(p.write, values(r));
-    return [r, 'source' in p ? p.source : null];
-  };
-  const [x, xSource] = place(inputPlace, 'x');
-  const [residual, residualSource] = residualPlace === null ? [null, null] : place(residualPlace, 'residual');
+  ], prefix, size, size * DTYPES[req.outDtype].itemsize);
+  const { memory } = slab;
+  const [x, xSource] = placeValues(inputPlace, () => region('x', size), valueType);
+  const [residual, residualSource] = residualPlace === null ? [null, null] : placeValues(residualPlace, () => region('residual', size), valueType);
 
   const scale = region('scale', paramLength);
   const bias = req.bias === null ? null : region('bias', paramLength);
@@ -98,12 +64,11 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
     }
     if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
   }
-  const prepared = useWasm ? base + offsets.prepared : null;
+  const prepared = useWasm ? at('prepared') : null;
   if (prepared !== null) wasm.prepareF32(scale.byteOffset, bias?.byteOffset ?? null, paramLength, prepared);
 
   const mean = hasMean ? region('mean', statLength) : null;
   const rstd = hasRstd ? region('rstd', statLength) : null;
-  const y: Region = { memory, byteOffset: base + yOffset, length: size };
   const task: NormTask = {
     kind: 'rows',
     kernel: req.kernel, n: req.n, sumLength: req.sumLength, channelRun: req.channelRun, groups: req.groups,
@@ -117,15 +82,18 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
     wide: useWasm && halfOutput ? region('wide', size) : null,
     fault: null,
   };
-  const outputs: Job['outputs'] = [['output', tensorAt(y, req.outDtype, req.input.shape, outputStorage(req.outDtype))]];
-  if (residual !== null) outputs.push(['residual', tensorAt(residual, req.input.dtype, req.input.shape, valueType)]);
-  for (const stat of req.stats) outputs.push([stat, tensorAt(stat === 'mean' ? mean! : rstd!, 'float32', req.statShape, 'float32')]);
+  const tensors: Record<string, TensorOut> = {
+    output: tensorAt(y, req.outDtype, req.input.shape, outputStorage(req.outDtype)),
+    ...(residual === null ? {} : { residual: tensorAt(residual, req.input.dtype, req.input.shape, valueType) }),
+    ...(mean === null ? {} : { mean: tensorAt(mean, 'float32', req.statShape, 'float32') }),
+    ...(rstd === null ? {} : { rstd: tensorAt(rstd, 'float32', req.statShape, 'float32') }),
+  };
   return {
     request: req,
     slab,
     phases: [{ task, units: req.rows, elementsPerUnit: req.n, simd: prepared !== null }],
     afterPhase: null,
-    outputs,
-    direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
+    outputs: producedOutputs(req).map((name) => [name, tensors[name]]),
+    direct,
   };
 }

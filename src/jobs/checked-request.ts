@@ -59,7 +59,7 @@ export function rowCount(req: CheckedRequest): number {
   return req.layout === 'rows' ? req.rows : req.channels;
 }
 
-/** the tensors a request answers with, in answer order (the allocators lay them out in this order) */
+/** the tensors a request answers with, in answer order: the one rule the allocators and /v2's output checks share */
 export function producedOutputs(req: CheckedRequest): string[] {
   const names = ['output'];
   if (req.layout === 'rows' && req.residual !== null) names.push('residual');

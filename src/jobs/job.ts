@@ -1,7 +1,8 @@
 // a request laid out in its slab: the task phases that compute it and the tensors it answers with.
-import type { Dtype } from '../codec/dtype.js';
+import { DTYPES, type Dtype } from '../codec/dtype.js';
+import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import type { TensorOut } from '../codec/write-tensor.js';
-import type { Slab } from '../memory/slab-pool.js';
+import type { Slab, SlabPool } from '../memory/slab-pool.js';
 import type { Region, Task } from '../pool/protocol.js';
 import type { CheckedRequest } from './checked-request.js';
 
@@ -50,4 +51,61 @@ export function tensorAt(region: Region, dtype: Dtype, shape: number[], storage:
 /** how the kernels hold a tensor of `dtype`: float16/bfloat16 outputs as bits */
 export function outputStorage(dtype: Dtype): TensorOut['storage'] {
   return dtype === 'float16' || dtype === 'bfloat16' ? 'bits' : dtype;
+}
+
+export interface JobSlab {
+  slab: Slab;
+  /** the named region of the plan, as `length` elements */
+  region(name: string, length: number): Region;
+  /** byte offset of the named region in the shared memory */
+  at(name: string): number;
+  y: Region;
+  direct: Job['direct'];
+}
+
+/**
+ * one slab for a job: the plan's regions (the first, `cancel`, cleared: slabs are reused), then y,
+ * aligned, with the answer's `prefix` (if any) right before it so both go out as one run of bytes
+ */
+export function openJobSlab(slabs: SlabPool, plan: [string, number][], prefix: Buffer | null, yLength: number, yBytes: number): JobSlab {
+  const { offsets, end } = layOut(plan);
+  const prefixLength = prefix?.length ?? 0;
+  const prefixStart = end + align(prefixLength) - prefixLength;
+  const yOffset = prefixStart + prefixLength;
+  const slab = slabs.acquire(yOffset + yBytes);
+  const { memory, offset: base } = slab;
+  new Int32Array(memory, base + offsets.cancel, plan[0][1] / 4).fill(0);
+  if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
+  return {
+    slab,
+    region: (name, length) => ({ memory, byteOffset: base + offsets[name], length }),
+    at: (name) => base + offsets[name],
+    y: { memory, byteOffset: base + yOffset, length: yLength },
+    direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
+  };
+}
+
+/** where a tensor's values come from: in place, loaded by the workers, or written here */
+export type Placement = { inPlace: Region } | { source: Region } | { write: TensorIn };
+
+/** `anyAlignment`: the SIMD kernels load at any byte offset, so their input needs no aligning copy */
+export function placement(t: TensorIn, valueType: Dtype, anyAlignment: boolean): Placement {
+  if (t.source.kind !== 'bytes') return { write: t };
+  const { bytes } = t.source;
+  const memory = bytes.buffer;
+  if (!(memory instanceof SharedArrayBuffer)) return { write: t };
+  const itemsize = DTYPES[t.dtype].itemsize;
+  if (t.dtype === valueType && (anyAlignment || bytes.byteOffset % itemsize === 0)) {
+    return { inPlace: { memory, byteOffset: bytes.byteOffset, length: t.size } };
+  }
+  return { source: { memory, byteOffset: bytes.byteOffset, length: bytes.byteLength } };
+}
+
+/** the region the kernels read a placed tensor from (`own`: its own region when not in place), and
+ *  the raw bytes the workers load into it first, if any; a list or typed array is written now */
+export function placeValues(p: Placement, own: () => Region, valueType: 'float32' | 'float64'): [Region, Region | null] {
+  if ('inPlace' in p) return [p.inPlace, null];
+  const r = own();
+  if ('write' in p) writeValues(p.write, valueType === 'float64' ? new Float64Array(r.memory, r.byteOffset, r.length) : new Float32Array(r.memory, r.byteOffset, r.length));
+  return [r, 'source' in p ? p.source : null];
 }

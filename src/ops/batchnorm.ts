@@ -2,13 +2,12 @@
 // given as running statistics (inference); y = (x − μ_c)·r_c·γ_c + β_c. Training answers the updated
 // running statistics, PyTorch's momentum and unbiased variance.
 import { readTensor, type WireTensor } from '../codec/read-tensor.js';
-import { NUMPY_FORM } from '../codec/wire-body.js';
 import type { Dtype } from '../codec/dtype.js';
 import { serviceError } from '../errors.js';
 import type { ChannelRequest } from '../jobs/checked-request.js';
 import { channelFields, checkRank, DEFAULT_CHANNEL_EPS, statFields } from './channel-fields.js';
 import type { Example, Operation, Schema } from './operation.js';
-import { optionalTensor, product } from './tensor-checks.js';
+import { isNumpyForm, optionalTensor, product } from './tensor-checks.js';
 
 interface BatchNormBody {
   input: WireTensor;
@@ -68,7 +67,7 @@ function check(body: BatchNormBody, prefix: string, fromJson: boolean): ChannelR
     stats: body.return_stats === true ? ['mean', 'rstd'] : [],
     statShape: [C],
     outDtype: body.output_dtype ?? input.dtype,
-    numpyForm: (body.input as { [NUMPY_FORM]?: boolean })[NUMPY_FORM] === true,
+    numpyForm: isNumpyForm(body.input),
   };
 }
 

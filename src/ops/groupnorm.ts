@@ -1,13 +1,12 @@
 // GroupNorm (API.md §9): channels at axis 1 split into G groups; each group of each sample is one row,
 // normalized as LayerNorm's, then y = (x − μ)·r·γ_c + β_c with c each element's own channel.
 import { readTensor, type WireTensor } from '../codec/read-tensor.js';
-import { NUMPY_FORM } from '../codec/wire-body.js';
 import type { Dtype } from '../codec/dtype.js';
 import { serviceError } from '../errors.js';
 import type { RowRequest } from '../jobs/checked-request.js';
 import { channelFields, checkRank, DEFAULT_CHANNEL_EPS, statFields } from './channel-fields.js';
 import type { Example, Operation, Schema } from './operation.js';
-import { optionalTensor, product } from './tensor-checks.js';
+import { isNumpyForm, optionalTensor, product } from './tensor-checks.js';
 
 interface GroupNormBody {
   input: WireTensor;
@@ -48,7 +47,7 @@ function check(body: GroupNormBody, prefix: string, fromJson: boolean): RowReque
     channelRun,
     groups: G,
     outDtype: body.output_dtype ?? input.dtype,
-    numpyForm: (body.input as { [NUMPY_FORM]?: boolean })[NUMPY_FORM] === true,
+    numpyForm: isNumpyForm(body.input),
   };
 }
 

@@ -1,13 +1,12 @@
 // the family of row-wise normalizations (API.md §2): RMSNorm and LayerNorm share their fields,
 // their checks and their layout; each names its kernel, its eps, its statistics and its docs.
 import { readTensor, type WireTensor } from '../codec/read-tensor.js';
-import { NUMPY_FORM } from '../codec/wire-body.js';
 import { DTYPE_NAMES, type Dtype } from '../codec/dtype.js';
 import { serviceError } from '../errors.js';
 import type { RowRequest, StatName } from '../jobs/checked-request.js';
 import type { RowKernel } from '../pool/protocol.js';
 import type { Example, Operation, Schema } from './operation.js';
-import { optionalTensor, product } from './tensor-checks.js';
+import { isNumpyForm, optionalTensor, product } from './tensor-checks.js';
 
 /** a body as the schema admits it */
 interface RowNormBody {
@@ -156,6 +155,6 @@ function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, from
     weightOffset: body.weight_offset ?? DEFAULT_WEIGHT_OFFSET,
     stats: body.return_stats === true ? spec.stats : [],
     outDtype: body.output_dtype ?? input.dtype,
-    numpyForm: (body.input as { [NUMPY_FORM]?: boolean })[NUMPY_FORM] === true,
+    numpyForm: isNumpyForm(body.input),
   };
 }

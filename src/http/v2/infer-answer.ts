@@ -1,7 +1,7 @@
 // an OIP inference answer (OIP.md): JSON with flat data lists (bare NaN / Infinity tokens), or, when
 // any output is binary, the JSON header then those outputs' bytes. When the one output is `output`
 // and binary, the header is written into the slab right before it and the answer goes out from there.
-import { DTYPES } from '../../codec/dtype.js';
+import { DTYPES, type Dtype } from '../../codec/dtype.js';
 import { tensorBytes, tensorValues, type TensorOut } from '../../codec/write-tensor.js';
 import { serviceError } from '../../errors.js';
 import { producedOutputs, type CheckedRequest } from '../../jobs/checked-request.js';
@@ -33,10 +33,16 @@ function envelope(modelName: string, request: InferRequest, outputs: string[]): 
   return `${head.slice(0, -1)},"outputs":[${outputs.join(',')}]}`;
 }
 
+/** a binary output's JSON: where its bytes are, not what they are */
+function binaryOutputJson(name: string, dtype: Dtype, shape: number[]): string {
+  const bytes = shape.reduce((p, d) => p * d, 1) * DTYPES[dtype].itemsize;
+  return JSON.stringify({ name, datatype: DATATYPE_OF[dtype], shape, parameters: { binary_data_size: bytes } });
+}
+
 /** one output's JSON: its data inline (String() of a number is NaN / Infinity / -Infinity as OIP writes them) or its binary size */
 function outputJson(name: string, t: TensorOut, binary: boolean): string {
+  if (binary) return binaryOutputJson(name, t.dtype, t.shape);
   const meta = JSON.stringify({ name, datatype: DATATYPE_OF[t.dtype], shape: t.shape });
-  if (binary) return `${meta.slice(0, -1)},"parameters":{"binary_data_size":${t.length * DTYPES[t.dtype].itemsize}}}`;
   return `${meta.slice(0, -1)},"data":[${Array.prototype.join.call(tensorValues(t), ',')}]}`;
 }
 
@@ -48,8 +54,7 @@ export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
       prefix(req: CheckedRequest) {
         chosen = choose(request, producedOutputs(req));
         if (chosen.length !== 1 || chosen[0].name !== 'output' || !chosen[0].binary) return null;
-        const output: TensorOut = { dtype: req.outDtype, shape: req.input.shape, memory: new SharedArrayBuffer(0), byteOffset: 0, length: req.input.size, storage: 'bits' };
-        const header = Buffer.from(envelope(modelName, request, [outputJson('output', output, true)]));
+        const header = Buffer.from(envelope(modelName, request, [binaryOutputJson('output', req.outDtype, req.input.shape)]));
         answer.headerLength = header.length;
         return header;
       },
