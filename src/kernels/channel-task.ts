@@ -24,13 +24,12 @@ export function runChannelTask(task: ChannelTask, wasm: WasmKernels | null): voi
   if (task.simd && wasm === null) throw new Error('the SIMD kernels are not loaded on this thread');
   if (task.xSource !== null) {
     const x = values(task); // a slab region: aligned
-    const load = (start: number, end: number) => loadRows(task.xSource!.memory, task.xSource!.byteOffset, task.inputDtype, x, 1, start, end, wasm);
     for (let b = blockStart; b < blockEnd; b++) {
       const { o0, o1, c0, c1 } = blockBounds(g, b, bounds);
-      const run = g.channels * g.inner;
-      // a block of every channel is one contiguous run; else channels c0 … c1 of each outer index are
-      if (c0 === 0 && c1 === g.channels) load(o0 * run, o1 * run);
-      else for (let o = o0; o < o1; o++) load(o * run + c0 * g.inner, o * run + c1 * g.inner);
+      for (let o = o0; o < o1; o++) {
+        // channels c0 … c1 of one outer index: one contiguous run
+        loadRows(task.xSource.memory, task.xSource.byteOffset, task.inputDtype, x, 1, (o * g.channels + c0) * g.inner, (o * g.channels + c1) * g.inner, wasm);
+      }
     }
   }
   if (task.simd) {
