@@ -5,7 +5,7 @@
 import { DTYPES, valueStorage } from '../codec/dtype.js';
 import { writeValues } from '../codec/read-tensor.js';
 import type { SlabPool } from '../memory/slab-pool.js';
-import type { NormTask, Region } from '../pool/protocol.js';
+import type { NormTask } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
 import { producedOutputs, type RowRequest } from './checked-request.js';

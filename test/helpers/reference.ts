@@ -2,6 +2,7 @@
 // contract's tolerances (API.md §2, Accuracy) to compare a response with it.
 import { expect } from 'vitest';
 import { oracleRoundBfloat16, oracleRoundFloat16 } from '../reference/half-oracle.js';
+import { partialCount } from '../reference/channel-norm-reference.js';
 import { referenceLayernorm, referenceRmsnorm } from '../reference/norm-reference.js';
 import type { Dtype } from './tensors.js';
 
@@ -76,7 +77,7 @@ export function reference(c: NormCase): Expected {
   const expected: Expected = { output: [], residual, mean: [], rstd: [], largeMean: [], rowShape };
   for (let r = 0; r < rows; r++) {
     const row = x.slice(r * n, (r + 1) * n);
-    const result = c.op === 'rmsnorm' ? referenceRmsnorm(row, options, Math.floor(n * (c.partial ?? 1))) : referenceLayernorm(row, options);
+    const result = c.op === 'rmsnorm' ? referenceRmsnorm(row, options, partialCount(n, c.partial ?? 1)) : referenceLayernorm(row, options);
     expected.output.push(...result.y);
     expected.mean.push(result.mean);
     expected.rstd.push(result.rstd);

@@ -37,7 +37,8 @@ function inferProbes(prefix: string, auth: Headers): Probe[] {
   const url = (model: string) => `${prefix.replace('{model}', model)}/infer`;
   const rms = url('rmsnorm');
   const p = (name: string, body: unknown, status: number, headers: Headers = {}, error?: string) => post('open', rms, name, body, status, headers, error);
-  const g = (name: string, body: unknown, status: number, headers: Headers, error?: string) => post('guarded', rms, name, body, status, { ...auth, ...headers }, error);
+  const g = (name: string, body: unknown, status: number, headers: Headers, error?: string) =>
+    post(headers['x-test-fault'] === 'block' ? 'blocking' : 'guarded', rms, name, body, status, { ...auth, ...headers }, error);
   const big = { inputs: [jsonInput('input', 'FP32', [1024], new Array(1024).fill(1.5))] };
   return [
     p('JSON, Content-Type application/json', { id: 'a', inputs: X }, 200, JSON_TYPE),

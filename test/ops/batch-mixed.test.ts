@@ -2,15 +2,15 @@
 // fields (an rmsnorm item with channel_axis is a 400), and all-or-nothing validation.
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { expectServerTiming, okBody, postJson, postMsgpack, unpackMaps } from '../helpers/http.js';
+import { expectServerTiming, okBody, postJson, postMsgpack, unpackMaps, useFreshApp } from '../helpers/http.js';
 import { expectClose, reference, type Param } from '../helpers/reference.js';
 import { bytesOf, randomValues, valuesFromBytes, type Dtype } from '../helpers/tensors.js';
 import {
   asMsgpack, batchnormBody, batchnormReference, expectBatchnormAnswer, expectErrorBoth, expectGroupnormAnswer, groupnormBody, partialReference,
-  post, tensorBytes, tensorValues, useFileApp, wire, type BatchnormCase, type Encoding, type GroupnormCase,
+  post, tensorBytes, tensorValues, wire, type BatchnormCase, type Encoding, type GroupnormCase,
 } from './helpers.js';
 
-const ctx = useFileApp();
+const ctx = useFreshApp({}, 'file');
 const param = (dtype: Dtype, values: number[]): Param => ({ dtype, values });
 
 // small values make eps matter: rmsnorm's default 1e-6 and the others' 1e-5 give visibly different answers

@@ -1,10 +1,10 @@
 // API.md §5 and §8: every 400 of POST /v1/batchnorm with its whole body, in JSON and in msgpack.
 import { describe, expect, it } from 'vitest';
-import { okBody, postJson, postMsgpack } from '../helpers/http.js';
+import { okBody, postJson, postMsgpack, useFreshApp } from '../helpers/http.js';
 import { bytesOf } from '../helpers/tensors.js';
-import { asMsgpack, expectErrorBoth, tensorValues, useFileApp, wire } from './helpers.js';
+import { asMsgpack, expectErrorBoth, tensorValues, wire } from './helpers.js';
 
-const ctx = useFileApp();
+const ctx = useFreshApp({}, 'file');
 const URL = '/v1/batchnorm';
 
 describe('400, whole body, in JSON and msgpack', () => {

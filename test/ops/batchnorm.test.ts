@@ -2,15 +2,15 @@
 // any channel axis, every dtype and encoding, checked against the float64 reference (its 400s: batchnorm-errors.test.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expectServerTiming, okBody, pack, packTyped, postMsgpack, unpackMaps } from '../helpers/http.js';
+import { expectServerTiming, okBody, pack, packTyped, postMsgpack, unpackMaps, useFreshApp } from '../helpers/http.js';
 import { expectClose, type Param } from '../helpers/reference.js';
 import { bytesOf, DTYPES, product, randomValues, valuesFromBytes, type Dtype } from '../helpers/tensors.js';
 import {
   batchnormBody, batchnormReference, ENCODINGS, expectBatchnormAnswer, expectNanOrClose, post, tensorBytes, tensorValues,
-  useFileApp, wire, type BatchnormCase,
+  wire, type BatchnormCase,
 } from './helpers.js';
 
-const ctx = useFileApp();
+const ctx = useFreshApp({}, 'file');
 const URL = '/v1/batchnorm';
 
 const param = (dtype: Dtype, values: number[]): Param => ({ dtype, values });

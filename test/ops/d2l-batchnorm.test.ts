@@ -3,12 +3,12 @@
 // biased batch variance. Three training steps, each step's running statistics fed back to the service:
 // running_mean agrees step by step; running_var agrees once d2l's update uses σ²·M/(M − 1).
 import { describe, expect, it } from 'vitest';
-import { okBody, postMsgpack } from '../helpers/http.js';
+import { okBody, postMsgpack, useFreshApp } from '../helpers/http.js';
 import { expectClose } from '../helpers/reference.js';
 import { bytesOf, product, randomValues, type Dtype } from '../helpers/tensors.js';
-import { tensorValues, useFileApp } from './helpers.js';
+import { tensorValues } from './helpers.js';
 
-const ctx = useFileApp();
+const ctx = useFreshApp({}, 'file');
 
 interface D2lState {
   movingMean: number[];

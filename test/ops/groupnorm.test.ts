@@ -2,15 +2,15 @@
 // every dtype and encoding, checked against the float64 reference; every 400 whole.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { expectServerTiming, okBody, pack, postMsgpack } from '../helpers/http.js';
+import { expectServerTiming, okBody, pack, postMsgpack, useFreshApp } from '../helpers/http.js';
 import { expectClose, type Param } from '../helpers/reference.js';
 import { bytesOf, DTYPES, product, randomValues, type Dtype } from '../helpers/tensors.js';
 import {
   ENCODINGS, expectErrorBoth, expectGroupnormAnswer, expectNanOrClose, groupnormBody, groupnormReference, post, tensorValues,
-  useFileApp, type GroupnormCase,
+  type GroupnormCase,
 } from './helpers.js';
 
-const ctx = useFileApp();
+const ctx = useFreshApp({}, 'file');
 const URL = '/v1/groupnorm';
 
 const param = (dtype: Dtype, values: number[]): Param => ({ dtype, values });

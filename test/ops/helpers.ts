@@ -3,22 +3,16 @@
 // service holds (each rounded once to its dtype), never anything from src/kernels or src/ops.
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { expectError, postJson, postMsgpack, useFreshApp, type Response } from '../helpers/http.js';
-import { expectClose, roundTo, type Param } from '../helpers/reference.js';
+import { expectError, postJson, postMsgpack, type Response } from '../helpers/http.js';
+import { expectClose, reference, roundTo, type Expected, type NormCase, type Param } from '../helpers/reference.js';
 import { bytesOf, jsonData, product, valuesOf, type Dtype, type WireTensor } from '../helpers/tensors.js';
 import {
-  partialCount, referenceBatchnorm, referenceGroupnorm, referencePartialRmsnormRow,
+  referenceBatchnorm, referenceGroupnorm,
   type BatchnormExpected, type ChannelStats,
 } from '../reference/channel-norm-reference.js';
-import type { Config } from '../../src/config.js';
 
 export type Encoding = 'json' | 'msgpack';
 export const ENCODINGS: readonly Encoding[] = ['json', 'msgpack'];
-
-/** one app for all the tests of a file (see useFreshApp) */
-export function useFileApp(config: Partial<Config> = {}): { readonly app: FastifyInstance } {
-  return useFreshApp(config, 'file');
-}
 
 /** a wire tensor: JSON lists (non-finite values as strings) or msgpack bin */
 export function wire(encoding: Encoding, dtype: Dtype, shape: readonly number[], values: readonly number[]): WireTensor {
@@ -82,51 +76,11 @@ const rounded = (p: Param | undefined): number[] | null => (p === undefined ? nu
 
 // ---- pRMSNorm (API.md §2, `partial`)
 
-export interface PartialCase {
-  dtype: Dtype;
-  shape: readonly number[];
-  values: readonly number[];
-  partial?: number;
-  axis?: number;
-  weight?: Param;
-  bias?: Param;
-  eps?: number;
-  epsPlacement?: 'inside' | 'outside';
-  weightOffset?: number;
-  residual?: readonly number[];
-}
+/** a pRMSNorm request as the reference sees it: §2's case with `partial` */
+export type PartialCase = Omit<NormCase, 'op'>;
 
-export interface PartialExpected {
-  output: number[];
-  rstd: number[];
-  /** h = input + residual rounded to the input dtype, or null */
-  residual: number[] | null;
-  rowShape: number[];
-  k: number;
-}
-
-export function partialReference(c: PartialCase): PartialExpected {
-  const rank = c.shape.length;
-  const axis = (c.axis ?? -1) < 0 ? (c.axis ?? -1) + rank : (c.axis ?? -1);
-  const n = product(c.shape.slice(axis));
-  const rows = product(c.shape.slice(0, axis));
-  const k = partialCount(n, c.partial ?? 1);
-  let x = c.values.map((v) => roundTo(c.dtype, v));
-  let residual: number[] | null = null;
-  if (c.residual !== undefined) {
-    const r = c.residual.map((v) => roundTo(c.dtype, v));
-    residual = x.map((v, i) => roundTo(c.dtype, v + r[i]));
-    x = residual;
-  }
-  const gamma = rounded(c.weight) ?? new Array<number>(n).fill(1);
-  const options = { eps: c.eps ?? 1e-6, epsOutside: c.epsPlacement === 'outside', scale: gamma.map((g) => (c.weightOffset ?? 0) + g), bias: rounded(c.bias) };
-  const expected: PartialExpected = { output: [], rstd: [], residual, rowShape: c.shape.slice(0, axis), k };
-  for (let r = 0; r < rows; r++) {
-    const row = referencePartialRmsnormRow(x.slice(r * n, (r + 1) * n), k, options);
-    expected.output.push(...row.y);
-    expected.rstd.push(row.rstd);
-  }
-  return expected;
+export function partialReference(c: PartialCase): Expected {
+  return reference({ op: 'rmsnorm', ...c });
 }
 
 // ---- BatchNorm (API.md §8)

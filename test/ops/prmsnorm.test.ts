@@ -2,15 +2,15 @@
 // every element scaled by r; checked against the float64 reference in every dtype and encoding.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { okBody, postJson, postMsgpack } from '../helpers/http.js';
+import { okBody, postJson, postMsgpack, useFreshApp } from '../helpers/http.js';
 import { expectClose } from '../helpers/reference.js';
 import { bytesOf, DTYPES, product, randomValues, type Dtype } from '../helpers/tensors.js';
 import { partialCount } from '../reference/channel-norm-reference.js';
 import {
-  ENCODINGS, expectErrorBoth, expectNanOrClose, partialReference, post, tensorBytes, tensorValues, useFileApp, wire, type PartialCase,
+  ENCODINGS, expectErrorBoth, expectNanOrClose, partialReference, post, tensorBytes, tensorValues, wire, type PartialCase,
 } from './helpers.js';
 
-const ctx = useFileApp();
+const ctx = useFreshApp({}, 'file');
 
 describe('k = ⌊n·p⌋ evaluated in float64, as Python int(n * p)', () => {
   it.each([

@@ -9,27 +9,6 @@ export function partialCount(n: number, p: number): number {
   return Math.floor(n * p);
 }
 
-export interface RowAffine {
-  eps: number;
-  epsOutside: boolean;
-  /** g = weight_offset + γ, one per element of a row */
-  scale: readonly number[];
-  bias: readonly number[] | null;
-}
-
-export interface PartialRow {
-  y: number[];
-  rstd: number;
-}
-
-/** pRMSNorm of one row: s over the first k elements only, every element scaled by r */
-export function referencePartialRmsnormRow(row: readonly number[], k: number, o: RowAffine): PartialRow {
-  const s = sumOfSquares(row.slice(0, k)) / k;
-  const r = o.epsOutside ? 1 / (Math.sqrt(s) + o.eps) : 1 / Math.sqrt(s + o.eps);
-  const y = row.map((v, j) => v * r * o.scale[j] + (o.bias === null ? 0 : o.bias[j]));
-  return { y, rstd: r };
-}
-
 export interface BatchnormInput {
   x: readonly number[];
   shape: readonly number[];

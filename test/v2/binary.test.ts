@@ -1,27 +1,20 @@
-// OIP.md "Binary tensor data" through app.inject: Inference-Header-Content-Length and the blocks after
+// OIP.md "Binary tensor data" through ctx.app.inject: Inference-Header-Content-Length and the blocks after
 // the JSON, sizes, binary and JSON outputs, the answer's layout, and Content-Type not consulted.
-// One app serves the file (each boots in ~0.4 s).
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, expectServerTiming } from '../helpers/http.js';
+// One ctx.app serves the file (each boots in ~0.4 s).
+import { describe, expect, it } from 'vitest';
+import { useFreshApp, expectServerTiming } from '../helpers/http.js';
 import { expectClose, reference } from '../helpers/reference.js';
 import { bytesOf, randomValues, valuesFromBytes } from '../helpers/tensors.js';
 import { referenceBatchnorm } from '../reference/channel-norm-reference.js';
 import { firstMismatch, referenceRows } from '../reference/contract.mjs';
 import { bf16Truncated, binaryBody, binaryInput, expectOipError, infer, jsonInput, parseAnswerJson, readAnswer } from './oip.js';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await createApp();
-});
-afterAll(async () => {
-  await app?.close();
-});
+const ctx = useFreshApp({}, 'file');
 
 type Headers = Record<string, string>;
 /** a binary request as the Python client sends it: no Content-Type, the header's length */
 const send = (model: string, body: { payload: Buffer; headerLength: number }, headers: Headers = {}) =>
-  infer(app, model, body.payload, { 'inference-header-content-length': String(body.headerLength), ...headers });
+  infer(ctx.app, model, body.payload, { 'inference-header-content-length': String(body.headerLength), ...headers });
 
 const VALUES = [1, 2, 3, 4, -5, 6, -7, 8];
 const simple = () => binaryBody({}, [binaryInput('input', 'FP32', [2, 4], VALUES)]);
@@ -32,7 +25,7 @@ describe('Inference-Header-Content-Length', () => {
     const body = simple();
     const { outputs } = readAnswer(await send('rmsnorm', body));
     expectClose(outputs.get('output')!.values, simpleRef(), 'float32');
-    const json = await infer(app, 'rmsnorm', { inputs: [jsonInput('input', 'FP32', [2, 4], VALUES)] });
+    const json = await infer(ctx.app, 'rmsnorm', { inputs: [jsonInput('input', 'FP32', [2, 4], VALUES)] });
     expect(readAnswer(json).outputs.get('output')!.values).toEqual(outputs.get('output')!.values);
   });
 
@@ -41,13 +34,13 @@ describe('Inference-Header-Content-Length', () => {
     ['with a space', ' 95'], ['hexadecimal', '0x10'], ['empty', ''],
   ])('%s (%j) → 400 naming the header', async (_title, value) => {
     const { payload } = simple();
-    const res = await infer(app, 'rmsnorm', payload, { 'inference-header-content-length': value });
+    const res = await infer(ctx.app, 'rmsnorm', payload, { 'inference-header-content-length': value });
     expectOipError(res, 400, `Inference-Header-Content-Length: "${value}" must be a whole number from 1 to the body's ${payload.length} bytes`);
   });
 
   it('larger than the body → 400 naming the header', async () => {
     const { payload } = simple();
-    const res = await infer(app, 'rmsnorm', payload, { 'inference-header-content-length': String(payload.length + 1) });
+    const res = await infer(ctx.app, 'rmsnorm', payload, { 'inference-header-content-length': String(payload.length + 1) });
     expectOipError(res, 400, `Inference-Header-Content-Length: "${payload.length + 1}" must be a whole number from 1 to the body's ${payload.length} bytes`);
   });
 
@@ -196,9 +189,9 @@ describe('request block errors', () => {
 
   it('binary_data_size without Inference-Header-Content-Length → 400', async () => {
     const { payload } = simple();
-    expectOipError(await infer(app, 'rmsnorm', payload), 400, /^body: .*JSON/);
+    expectOipError(await infer(ctx.app, 'rmsnorm', payload), 400, /^body: .*JSON/);
     const json = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', datatype: 'FP32', shape: [2], parameters: { binary_data_size: 8 } }] }));
-    expectOipError(await infer(app, 'rmsnorm', json), 400, "Inference-Header-Content-Length: the binary data ends before input input's 8 bytes");
+    expectOipError(await infer(ctx.app, 'rmsnorm', json), 400, "Inference-Header-Content-Length: the binary data ends before input input's 8 bytes");
   });
 });
 

@@ -1,17 +1,12 @@
 // hostile /v2 bodies: every answer is a 4xx {"error": …} in JSON (or a 200 where the body may still
 // be valid), never a 5xx, and the server still answers a valid request right after.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { createApp, type Response } from '../helpers/http.js';
+import { describe, expect, it } from 'vitest';
+import { useFreshApp, type Response } from '../helpers/http.js';
 import { binaryBody, binaryInput, infer, readAnswer } from './oip.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await createApp();
-});
-afterAll(() => app.close());
+const ctx = useFreshApp({}, 'file');
 
 const MODELS = ['rmsnorm', 'layernorm', 'batchnorm', 'groupnorm'] as const;
 const VALUES = [0.5, -1.25, 2, 3.5, -4, 5.25, 6, -7.5];
@@ -34,7 +29,7 @@ function checkAnswer(res: Response, mayBeValid = false): void {
 async function stillServing(): Promise<void> {
   for (const model of MODELS) {
     const { payload, headerLength } = valid(model);
-    expect(readAnswer(await infer(app, model, payload, { 'inference-header-content-length': String(headerLength) })).outputs.get('output')!.values).toHaveLength(8);
+    expect(readAnswer(await infer(ctx.app, model, payload, { 'inference-header-content-length': String(headerLength) })).outputs.get('output')!.values).toHaveLength(8);
   }
 }
 
@@ -45,7 +40,7 @@ describe('fuzz /v2: every answer is a 4xx {"error"}, never a 5xx', () => {
     await fc.assert(fc.asyncProperty(model, fc.uint8Array({ maxLength: 80 }), async (m, bytes) => {
       const { payload, headerLength } = valid(m);
       const body = Buffer.concat([payload.subarray(0, headerLength), bytes]);
-      checkAnswer(await infer(app, m, body, { 'inference-header-content-length': String(headerLength) }), bytes.length === 32);
+      checkAnswer(await infer(ctx.app, m, body, { 'inference-header-content-length': String(headerLength) }), bytes.length === 32);
     }), { numRuns: 200, seed: SEED });
     await stillServing();
   });
@@ -54,7 +49,7 @@ describe('fuzz /v2: every answer is a 4xx {"error"}, never a 5xx', () => {
     const lengths = fc.oneof(fc.constantFrom('0', '-1', '1e3', '0x10', ' 12', '12 ', '', '99999999999999999999', '1.5', 'NaN'), fc.nat({ max: 10_000 }).map(String));
     await fc.assert(fc.asyncProperty(model, lengths, async (m, length) => {
       const { payload, headerLength } = valid(m);
-      checkAnswer(await infer(app, m, payload, { 'inference-header-content-length': length }), length === String(headerLength));
+      checkAnswer(await infer(ctx.app, m, payload, { 'inference-header-content-length': length }), length === String(headerLength));
     }), { numRuns: 200, seed: SEED });
     await stillServing();
   });
@@ -67,7 +62,7 @@ describe('fuzz /v2: every answer is a 4xx {"error"}, never a 5xx', () => {
       fc.integer({ min: 1, max: 100_000 }).map((d) => deep('[', ']', d)),
       fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
     );
-    await fc.assert(fc.asyncProperty(model, bodies, async (m, body) => checkAnswer(await infer(app, m, body))), { numRuns: 100, seed: SEED });
+    await fc.assert(fc.asyncProperty(model, bodies, async (m, body) => checkAnswer(await infer(ctx.app, m, body))), { numRuns: 100, seed: SEED });
     await stillServing();
   });
 
@@ -76,7 +71,7 @@ describe('fuzz /v2: every answer is a 4xx {"error"}, never a 5xx', () => {
     const shapes = fc.constantFrom([2 ** 31, 2 ** 31], [1e15, 1e15, 1e15], [2 ** 53], [0, 2 ** 53]);
     await fc.assert(fc.asyncProperty(model, sizes, shapes, async (m, size, shape) => {
       const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', datatype: 'FP32', shape, parameters: { binary_data_size: size } }] }));
-      checkAnswer(await infer(app, m, Buffer.concat([header, Buffer.alloc(32)]), { 'inference-header-content-length': String(header.length) }));
+      checkAnswer(await infer(ctx.app, m, Buffer.concat([header, Buffer.alloc(32)]), { 'inference-header-content-length': String(header.length) }));
     }), { numRuns: 60, seed: SEED });
     await stillServing();
   });

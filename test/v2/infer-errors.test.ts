@@ -1,21 +1,15 @@
 // OIP.md "Inference": every 400, 404 and 415 of a JSON request with its whole {"error"} body, and the
-// timeout parameter against X-Request-Timeout-Ms and REQUEST_TIMEOUT_MS. One app serves the error table.
+// timeout parameter against X-Request-Timeout-Ms and REQUEST_TIMEOUT_MS. One ctx.app serves the error table.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeApp, faultGate } from '../helpers/fault-gate.js';
-import { createApp } from '../helpers/http.js';
+import { createApp, useFreshApp } from '../helpers/http.js';
 import { randomValues } from '../helpers/tensors.js';
 import { expectOipError, GN, infer, JSON_TYPE, jsonInput, readAnswer, X, type Datatype } from './oip.js';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await createApp();
-});
-afterAll(async () => {
-  await app?.close();
-});
+const ctx = useFreshApp({}, 'file');
 
-const post = (model: string, body: unknown, headers: Record<string, string> = JSON_TYPE) => infer(app, model, body, headers);
+const post = (model: string, body: unknown, headers: Record<string, string> = JSON_TYPE) => infer(ctx.app, model, body, headers);
 
 describe('errors: whole {"error"} bodies', () => {
   const MODELS = 'rmsnorm, layernorm, batchnorm, groupnorm';
@@ -131,7 +125,7 @@ describe('errors: whole {"error"} bodies', () => {
     ['/v2/models/layernorm/versions/01/infer', 'model layernorm version 01: unknown; the one version is 1'],
     ['/v2/models/softmax/versions/1/infer', `model softmax: unknown; the models are ${MODELS}`],
   ])('POST %s → 404 naming it', async (url, message) => {
-    expectOipError(await infer(app, '', { inputs: X }, JSON_TYPE, url), 404, message);
+    expectOipError(await infer(ctx.app, '', { inputs: X }, JSON_TYPE, url), 404, message);
   });
 
   it('Content-Encoding gzip or deflate → 415; identity is fine', async () => {

@@ -1,23 +1,16 @@
 // OIP.md "Inference" over JSON: every model and datatype against the float64 references within API.md's
 // tolerances, the options as parameters, non-finite values, requested outputs, id and model checks,
-// Server-Timing. One app serves the file (each boots in ~0.4 s; these are ~70 requests).
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, expectServerTiming } from '../helpers/http.js';
+// Server-Timing. One ctx.app serves the file (each boots in ~0.4 s; these are ~70 requests).
+import { describe, expect, it } from 'vitest';
+import { useFreshApp, expectServerTiming } from '../helpers/http.js';
 import { expectClose, reference, roundTo, type NormCase } from '../helpers/reference.js';
 import { product, randomValues } from '../helpers/tensors.js';
 import { referenceBatchnorm, referenceGroupnorm } from '../reference/channel-norm-reference.js';
 import { DATATYPES, DTYPE_OF, GN, infer, JSON_TYPE, jsonInput, nest, readAnswer, X, type Datatype } from './oip.js';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  app = await createApp();
-});
-afterAll(async () => {
-  await app?.close();
-});
+const ctx = useFreshApp({}, 'file');
 
-const post = (model: string, body: unknown, headers: Record<string, string> = JSON_TYPE) => infer(app, model, body, headers);
+const post = (model: string, body: unknown, headers: Record<string, string> = JSON_TYPE) => infer(ctx.app, model, body, headers);
 
 interface RowTensor { datatype: Datatype; values: number[] }
 interface RowCase {
@@ -322,7 +315,7 @@ describe('id, model_name, model_version, Server-Timing', () => {
   it('model_name equal to the path model and model_version "1" are allowed; /versions/1 in the path too', async () => {
     const plain = await post('groupnorm', { inputs: GN, parameters: { num_groups: 2 } });
     const named = await post('groupnorm', { model_name: 'groupnorm', model_version: '1', inputs: GN, parameters: { num_groups: 2 } });
-    const versioned = await infer(app, 'groupnorm', { model_version: '1', inputs: GN, parameters: { num_groups: 2 } }, JSON_TYPE, '/v2/models/groupnorm/versions/1/infer');
+    const versioned = await infer(ctx.app, 'groupnorm', { model_version: '1', inputs: GN, parameters: { num_groups: 2 } }, JSON_TYPE, '/v2/models/groupnorm/versions/1/infer');
     expect(readAnswer(named).json.model_name).toBe('groupnorm');
     expect(named.body).toBe(plain.body);
     expect(versioned.body).toBe(plain.body);

@@ -1,17 +1,12 @@
 // the same tensor through /v1 msgpack and /v2 binary: the same engine, so bit-identical outputs.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { createApp, pack, unpack } from '../helpers/http.js';
-import { bytesOf } from '../helpers/tensors.js';
+import { describe, expect, it } from 'vitest';
+import { okBody, postMsgpack, useFreshApp } from '../helpers/http.js';
+import { bytesOf, randomValues } from '../helpers/tensors.js';
 import { binaryBody, binaryInput, DTYPE_OF, infer, type Datatype } from './oip.js';
 
-let app: FastifyInstance;
-beforeAll(async () => {
-  // inline and pool paths both: a low inline threshold sends the larger cases to the workers
-  app = await createApp({ inlineMaxElements: 4096, minTaskElements: 1024 });
-});
-afterAll(() => app.close());
+// inline and pool paths both: a low inline threshold sends the larger cases to the workers
+const ctx = useFreshApp({ inlineMaxElements: 4096, minTaskElements: 1024 }, 'file');
 
 type Model = 'rmsnorm' | 'layernorm' | 'batchnorm' | 'groupnorm';
 
@@ -39,24 +34,16 @@ describe('/v1 msgpack and /v2 binary agree bit for bit', () => {
   it('every model, datatype and output datatype, shapes [n, c, s]', async () => {
     await fc.assert(fc.asyncProperty(cases, async ({ model, datatype, out, n, c, s, seed }) => {
       const shape = [n, c, s];
-      let state = seed | 1;
-      const values = Array.from({ length: n * c * s }, () => {
-        state = (Math.imul(state, 1103515245) + 12345) | 0;
-        return ((state >>> 8) / 2 ** 24) * 8 - 3;
-      });
+      const values = randomValues(seed, n * c * s, 4, 1); // in [-3, 5)
       const dtype = DTYPE_OF[datatype];
       const opts = options(model, c);
-      const v1 = await app.inject({
-        method: 'POST', url: `/v1/${model}`, headers: { 'content-type': 'application/msgpack' },
-        payload: pack({ input: { dtype, shape, data: bytesOf(dtype, values) }, output_dtype: DTYPE_OF[out], ...opts }),
-      });
-      expect(v1.statusCode, v1.body.slice(0, 300)).toBe(200);
-      const v1Bytes = Buffer.from(unpack(v1.rawPayload).output.data);
+      const v1 = okBody(await postMsgpack(ctx.app, `/v1/${model}`, { input: { dtype, shape, data: bytesOf(dtype, values) }, output_dtype: DTYPE_OF[out], ...opts }));
+      const v1Bytes = Buffer.from(v1.output.data);
       const { payload, headerLength } = binaryBody(
         { parameters: { ...opts, output_dtype: out, binary_data_output: true } },
         [binaryInput('input', datatype, shape, values)],
       );
-      const v2 = await infer(app, model, payload, { 'inference-header-content-length': String(headerLength) });
+      const v2 = await infer(ctx.app, model, payload, { 'inference-header-content-length': String(headerLength) });
       expect(v2.statusCode, v2.body.slice(0, 300)).toBe(200);
       const h = Number(v2.headers['inference-header-content-length']);
       expect(v2.rawPayload.subarray(h).equals(v1Bytes)).toBe(true);

@@ -5,13 +5,12 @@
 // document.ts adds in its transform only (see there).
 import { OP_NAMES } from '../../ops/registry.js';
 import { JSON_TYPE } from '../media-types.js';
-import { MODEL_VERSION } from '../v2/models.js';
+import { EXTENSIONS, MODEL_VERSION, PLATFORM } from '../v2/models.js';
 import { inferExamples, oipErrorExamples } from './examples.js';
 import { binaryBody, inferenceRequest, inferenceResponse } from './oip-bodies.js';
-import { ERROR_WHEN, KEY_SECURITY, retryAfter, serverTiming, v1RequestHeaders } from './response-schemas.js';
+import { ERROR_WHEN, json, KEY_SECURITY, retryAfter, serverTiming, v1RequestHeaders } from './response-schemas.js';
 
 const OCTET_TYPE = 'application/octet-stream';
-const PLATFORM = 'tensor-norm-service';
 
 /** the two health checks need no key, whatever API_KEYS holds; everything else under /v2 does when it has keys */
 const PUBLIC = { tags: ['oip'], security: [] };
@@ -41,10 +40,6 @@ function oipErrorResponse(status: number) {
     ...(status === 503 ? { headers: { 'Retry-After': retryAfter } } : {}),
     content: { [JSON_TYPE]: { schema: oipError, ...(examples ? { examples } : {}) } },
   };
-}
-
-function json(description: string, schema: object) {
-  return { description, content: { [JSON_TYPE]: { schema } } };
 }
 
 const flag = (name: string, value: boolean) => ({
@@ -89,7 +84,7 @@ const serverMetadata = {
   properties: {
     name: { type: 'string', enum: [PLATFORM] },
     version: { type: 'string', description: 'the version of the service' },
-    extensions: { type: 'array', items: { type: 'string', enum: ['binary_tensor_data', 'parameters'] } },
+    extensions: { type: 'array', items: { type: 'string', enum: EXTENSIONS } },
   },
 };
 

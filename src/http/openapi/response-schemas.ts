@@ -211,3 +211,8 @@ export const v1RequestHeaders = {
     },
   },
 };
+
+/** an answer with a JSON body */
+export function json(description: string, schema: object) {
+  return { description, content: { [JSON_TYPE]: { schema } } };
+}

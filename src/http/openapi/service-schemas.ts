@@ -1,14 +1,9 @@
 // route schemas of the service endpoints (API.md §6): service-routes.ts attaches them as `schema`;
 // document.ts documents the routes registered without one (Swagger UI's page, the docs pages) from
 // this table. None of them needs a key, and none takes a query parameter.
-import { JSON_TYPE } from '../media-types.js';
-import { errorResponse, queryErrorResponse } from './response-schemas.js';
+import { errorResponse, json, queryErrorResponse } from './response-schemas.js';
 
 const workers = { type: 'integer', minimum: 0, description: 'live worker threads' };
-
-function json(description: string, schema: object) {
-  return { description, content: { [JSON_TYPE]: { schema } } };
-}
 
 const readiness = (states: string[]) => ({
   type: 'object',

@@ -11,6 +11,10 @@ const isTensor = (schema: Record<string, unknown>) => schema['x-oip-tensor'] ===
 const INPUT_ORDER = ['input', 'weight', 'bias', 'residual', 'running_mean', 'running_var'];
 
 export const MODEL_VERSION = '1';
+/** the server's name (GET /v2) and every model's platform */
+export const PLATFORM = 'tensor-norm-service';
+/** the protocol extensions served (GET /v2) */
+export const EXTENSIONS = ['binary_tensor_data', 'parameters'];
 
 export interface Model {
   op: OpName;
@@ -45,7 +49,7 @@ export function modelMetadata(name: string, model: Model) {
   return {
     name,
     versions: [MODEL_VERSION],
-    platform: 'tensor-norm-service',
+    platform: PLATFORM,
     inputs: model.inputs.map(tensor),
     outputs: model.outputs.map(tensor),
   };

@@ -8,7 +8,7 @@ import type { ServiceState } from '../guards.js';
 import { oipRouteSchemas } from '../openapi/oip-schemas.js';
 import { readiness, refuseQuery } from '../service-routes.js';
 import { registerInferRoutes } from './infer-route.js';
-import { modelFor, modelMetadata } from './models.js';
+import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from './models.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -19,7 +19,7 @@ const options = (url: string) => ({ schema: oipRouteSchemas[url] });
 
 export async function registerV2Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): Promise<void> {
   const { pool } = engine;
-  app.get('/v2', options('/v2'), async () => ({ name: 'tensor-norm-service', version, extensions: ['binary_tensor_data', 'parameters'] }));
+  app.get('/v2', options('/v2'), async () => ({ name: PLATFORM, version, extensions: EXTENSIONS }));
   // the health checks refuse a query parameter, as /healthz does
   app.get('/v2/health/live', { ...options('/v2/health/live'), onRequest: refuseQuery }, async () => ({ live: true }));
   app.get('/v2/health/ready', { ...options('/v2/health/ready'), onRequest: refuseQuery }, async (_request, reply) => {
