@@ -5,20 +5,16 @@
 import { Worker } from 'node:worker_threads';
 import { executeTask } from '../dist/kernels/execute-task.js';
 import { loadWasmKernels, type WasmKernels } from '../dist/kernels/wasm-kernels.js';
-import { defaults } from '../dist/config.js';
-import { createMetrics } from '../dist/metrics.js';
 import { allocateRowJob } from '../dist/jobs/allocate.js';
 import { allocateChannelJob } from '../dist/jobs/allocate-channels.js';
 import type { ChannelRequest, CheckedRequest, RowRequest } from '../dist/jobs/checked-request.js';
-import { Deadline } from '../dist/jobs/deadline.js';
 import type { Job } from '../dist/jobs/job.js';
-import { runJobs, type RunContext } from '../dist/jobs/run.js';
 import { OPERATIONS } from '../dist/ops/registry.js';
-import { createPool, type NormPool } from '../dist/pool/pool.js';
 import { createSlabPool, type SlabPool } from '../dist/memory/slab-pool.js';
 import { caseName, channelBody, channelData, checkChannels, layoutName, type ChannelCase, type ChannelData } from './bench-channel-reference.js';
-import type { Timer } from './bench-timing.js';
+import { closeSides, compareSides, poolSides } from './bench-pool.js';
 import { median } from './machine.js';
+import type { Timer } from './bench-timing.js';
 import type { ChannelKernelFigures, ChannelPoolFigures } from './results.js';
 
 const NCHW: number[] = [32, 64, 56, 56];
@@ -116,53 +112,18 @@ function benchSingle(c: ChannelCase, seed: number, timer: Timer): ChannelKernelF
   return figures;
 }
 
-interface Side { workers: number; slabs: SlabPool; pool: NormPool; wasm: WasmKernels; ctx: RunContext }
-
 async function benchPools(cases: ChannelCase[], samples: number): Promise<ChannelPoolFigures[]> {
-  const log = (err: Error) => process.stderr.write(`pool: ${err.message}\n`);
-  const sides: Side[] = [1, 2].map((workers) => {
-    const slabs = createSlabPool(1024 * 2 ** 20);
-    const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
-    const wasm = loadWasmKernels(slabs.memory);
-    const ctx: RunContext = {
-      pool, wasm, metrics: createMetrics(pool, slabs), fault: null, deadline: new Deadline(),
-      limits: { inlineMaxElements: defaults.inlineMaxElements, minTaskElements: defaults.minTaskElements },
-    };
-    return { workers, slabs, pool, wasm, ctx };
-  });
+  const sides = poolSides();
   const figures: ChannelPoolFigures[] = [];
   try {
     for (const [k, c] of cases.entries()) {
       const d = channelData(c, 100 + k);
-      const reqs = sides.map((side) => OPERATIONS[c.op].check(channelBody(c, d, placeInput(side.slabs, d.x)), '', false));
-      /** ms from submission to the last task's end; the answer checked when asked */
-      const once = async (s: number, check: boolean): Promise<[number, string | null]> => {
-        const side = sides[s];
-        const job = allocate(reqs[s], side.slabs, side.pool.workers, side.wasm);
-        const t0 = performance.now();
-        const run = runJobs([job], side.ctx);
-        await run.result;
-        const ms = performance.now() - t0;
-        await run.settled;
-        const problem = check ? checkJob(c, d, job) : null;
-        side.slabs.release(job.slab);
-        return [ms, problem];
-      };
-      for (let s = 0; s < sides.length; s++) for (let w = 0; w < 3; w++) await once(s, false);
-      const times: number[][] = sides.map(() => []);
-      // alternately, so drift hits both alike
-      for (let i = 0; i < samples; i++) for (let s = 0; s < sides.length; s++) times[s].push((await once(s, false))[0]);
-      const single = median(times[0]);
-      for (let s = 0; s < sides.length; s++) {
-        const ms = median(times[s]);
-        figures.push({
-          op: caseName(c), layout: layoutName(c), shape: c.shape, workers: sides[s].workers, medianMs: ms,
-          gbPerS: (8 * d.x.length) / ms / 1e6, speedup: single / ms, checkFailure: (await once(s, true))[1],
-        });
-      }
+      const reqs = new Map(sides.map((side) => [side, OPERATIONS[c.op].check(channelBody(c, d, placeInput(side.slabs, d.x)), '', false)]));
+      const sideFigures = await compareSides(sides, samples, (side) => allocate(reqs.get(side)!, side.slabs, side.pool.workers, side.wasm), (job) => checkJob(c, d, job));
+      for (const f of sideFigures) figures.push({ op: caseName(c), layout: layoutName(c), shape: c.shape, gbPerS: (8 * d.x.length) / f.medianMs / 1e6, ...f });
     }
   } finally {
-    await Promise.all(sides.map((side) => side.pool.close()));
+    await closeSides(sides);
   }
   return figures;
 }

@@ -11,18 +11,13 @@ import { layernormRows } from '../dist/kernels/layernorm.js';
 import { rmsnormRows } from '../dist/kernels/rmsnorm.js';
 import type { NormBuffers, NormParams } from '../dist/kernels/types.js';
 import { loadWasmKernels, preparedBytes } from '../dist/kernels/wasm-kernels.js';
-import { defaults } from '../dist/config.js';
-import { createMetrics } from '../dist/metrics.js';
 import { allocateRowJob } from '../dist/jobs/allocate.js';
 import type { RowRequest } from '../dist/jobs/checked-request.js';
-import { Deadline } from '../dist/jobs/deadline.js';
 import { OPERATIONS } from '../dist/ops/registry.js';
-import { runJobs, type RunContext } from '../dist/jobs/run.js';
-import { createPool } from '../dist/pool/pool.js';
-import { createSlabPool } from '../dist/memory/slab-pool.js';
 import { benchChannels, printChannels } from './bench-channels.js';
+import { closeSides, compareSides, poolSides } from './bench-pool.js';
 import { createTimer } from './bench-timing.js';
-import { commandLine, machine, median } from './machine.js';
+import { commandLine, machine } from './machine.js';
 import { bfloat16Bits, bfloat16Value, compareValues, randomRows, referenceRows, type Op } from './reference.js';
 import { writeReport } from './report.js';
 import type { BenchResults, KernelFigures, PoolFigures } from './results.js';
@@ -185,59 +180,27 @@ function benchBfloat16(s: [number, number]): KernelFigures[] {
   return figures;
 }
 
-/**
- * the service's own path for one request's compute: a job laid out in a slab by allocateRowJob,
- * run by runJobs (which splits a large job into one task per worker), timed from submission
- * until every task has finished
- */
+/** the service's own path for one request's compute, on 1 worker and on 2 (bench-pool.ts) */
 async function benchPool(s: [number, number]): Promise<PoolFigures[]> {
   const [rows, n] = s;
   const values = randomRows(rows, n, 3);
   const body = { input: { dtype: 'float32', shape: [rows, n], data: new Uint8Array(values.buffer) } };
-  const log = (err: Error) => process.stderr.write(`pool: ${err.message}\n`);
-  const sides = [1, 2].map((workers) => {
-    const slabs = createSlabPool(1024 * 2 ** 20); // 1 GiB cap, of which a few jobs are used
-    const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
-    const wasm = loadWasmKernels(slabs.memory); // the main thread's copy, as buildApp makes it
-    const ctx: RunContext = {
-      pool, wasm, metrics: createMetrics(pool, slabs), fault: null, deadline: new Deadline(),
-      limits: { inlineMaxElements: defaults.inlineMaxElements, minTaskElements: defaults.minTaskElements },
-    };
-    return { workers, slabs, pool, wasm, ctx };
-  });
-  /** ms for one job; its output checked when asked */
-  const once = async (side: (typeof sides)[number], op: Op, check: boolean): Promise<[number, string | null]> => {
-    const job = allocateRowJob(OPERATIONS[op].check(body, '', false) as RowRequest, side.slabs, side.pool.workers, side.wasm, null);
-    const t0 = performance.now();
-    const run = runJobs([job], side.ctx);
-    await run.result;
-    const ms = performance.now() - t0;
-    await run.settled;
-    const y = job.outputs[0][1];
-    const problem = check ? checkRows(op, values, new Float32Array(y.memory, y.byteOffset, y.length), rows, n, false) : null;
-    side.slabs.release(job.slab);
-    return [ms, problem];
-  };
+  const sides = poolSides();
   const figures: PoolFigures[] = [];
   try {
     for (const op of ['rmsnorm', 'layernorm'] as const) {
-      for (const side of sides) for (let w = 0; w < 3; w++) await once(side, op, false);
-      const times: number[][] = sides.map(() => []);
-      for (let i = 0; i < (args.samples === undefined && !short ? 11 : samples); i++) {
-        // alternately, so drift hits both alike
-        for (let k = 0; k < sides.length; k++) times[k].push((await once(sides[k], op, false))[0]);
-      }
-      const single = median(times[0]);
-      for (let k = 0; k < sides.length; k++) {
-        const ms = median(times[k]);
-        figures.push({
-          op, shape: s, workers: sides[k].workers, medianMs: ms, gbPerS: (8 * rows * n) / ms / 1e6, speedup: single / ms,
-          checkFailure: (await once(sides[k], op, true))[1],
-        });
-      }
+      const sideFigures = await compareSides(
+        sides, args.samples === undefined && !short ? 11 : samples,
+        (side) => allocateRowJob(OPERATIONS[op].check(body, '', false) as RowRequest, side.slabs, side.pool.workers, side.wasm, null),
+        (job) => {
+          const y = job.outputs[0][1];
+          return checkRows(op, values, new Float32Array(y.memory, y.byteOffset, y.length), rows, n, false);
+        },
+      );
+      for (const f of sideFigures) figures.push({ op, shape: s, gbPerS: (8 * rows * n) / f.medianMs / 1e6, ...f });
     }
   } finally {
-    await Promise.all(sides.map((side) => side.pool.close()));
+    await closeSides(sides);
   }
   return figures;
 }

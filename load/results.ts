@@ -65,13 +65,8 @@ export interface LoadResults {
   scenarios: ScenarioFigures[];
 }
 
-export interface KernelFigures {
-  kernel: string;
-  /** the JavaScript kernels (src/kernels/*.ts) or the WebAssembly ones (src/kernels/wasm-kernels.ts) */
-  impl: 'js' | 'wasm';
-  shape: [number, number];
-  inDtype: string;
-  outDtype: string;
+/** one kernel figure on one thread, as a share of a memory copy of the same bytes in the same run */
+interface Throughput {
   /** input read + output written, per call */
   bytes: number;
   medianMs: number;
@@ -80,6 +75,15 @@ export interface KernelFigures {
   memcpyGbPerS: number;
   fractionOfMemcpy: number;
   checkFailure: string | null;
+}
+
+export interface KernelFigures extends Throughput {
+  kernel: string;
+  /** the JavaScript kernels (src/kernels/*.ts) or the WebAssembly ones (src/kernels/wasm-kernels.ts) */
+  impl: 'js' | 'wasm';
+  shape: [number, number];
+  inDtype: string;
+  outDtype: string;
 }
 
 export interface PoolFigures {
@@ -94,7 +98,7 @@ export interface PoolFigures {
 }
 
 /** a per-channel op (bench-channels.ts) on one thread: the job's phases run inline */
-export interface ChannelKernelFigures {
+export interface ChannelKernelFigures extends Throughput {
   /** 'batchnorm train', 'batchnorm infer', 'groupnorm G=32' */
   op: string;
   /** 'C first' or 'C last' */
@@ -103,24 +107,13 @@ export interface ChannelKernelFigures {
   impl: 'js' | 'wasm';
   shape: number[];
   dtype: string;
-  /** input read + output written, per call */
-  bytes: number;
-  medianMs: number;
-  gbPerS: number;
-  memcpyGbPerS: number;
-  fractionOfMemcpy: number;
-  checkFailure: string | null;
 }
 
-export interface ChannelPoolFigures {
-  op: string;
+/** a pool figure of a per-channel op (bench-channels.ts) */
+export interface ChannelPoolFigures extends Omit<PoolFigures, 'shape'> {
+  /** 'C first' or 'C last' */
   layout: string;
   shape: number[];
-  workers: number;
-  medianMs: number;
-  gbPerS: number;
-  speedup: number;
-  checkFailure: string | null;
 }
 
 export interface BenchResults {
