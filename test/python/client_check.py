@@ -10,6 +10,8 @@ import msgpack
 import msgpack_numpy
 import numpy as np
 
+from contract import bound
+
 BASE = sys.argv[1].rstrip("/")
 rng = np.random.default_rng(7)
 checked = 0
@@ -42,19 +44,6 @@ def reference(op, x, axis, weight=None, bias=None, eps=0.0, weight_offset=0.0):
         return y, mean, rstd, np.abs(mean) * rstd * np.abs(g)
     return y, mean, rstd, np.zeros_like(y)
 
-
-def bound(dtype, ref, wide=0.0):
-    """API.md accuracy: float32/float64 bounds; half types add one ulp of that type at ref"""
-    ref = np.abs(ref)
-    if dtype == "float64":
-        return 1e-12 + 1e-12 * ref + 2.0 ** -46 * wide
-    f32 = 1e-5 + 1e-5 * ref
-    if dtype == "float16":
-        return f32 + np.abs(np.spacing(ref.astype(np.float16))).astype(np.float64)
-    if dtype == "bfloat16":
-        _, exponent = np.frexp(ref)
-        return f32 + np.where(ref == 0, 0.0, np.ldexp(1.0, exponent - 8))
-    return f32
 
 
 def expect_ndarray(name, got, dtype, shape):

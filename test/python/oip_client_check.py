@@ -17,6 +17,8 @@ from urllib.parse import quote, urlsplit
 
 import numpy as np
 
+from contract import bound
+
 URL = urlsplit(sys.argv[1])
 conn = http.client.HTTPConnection(URL.hostname, URL.port, timeout=30)
 rng = np.random.default_rng(13)
@@ -25,6 +27,7 @@ checked = 0
 
 NP_DTYPE = {"FP32": np.float32, "FP64": np.float64, "FP16": np.float16}
 ITEMSIZE = {"FP32": 4, "FP64": 8, "FP16": 2, "BF16": 2}
+DTYPE_OF = {"FP32": "float32", "FP64": "float64", "FP16": "float16", "BF16": "bfloat16"}
 
 
 class InferInput:
@@ -147,19 +150,6 @@ class Result:
         return "binary_data_size" in self.output(name).get("parameters", {})
 
 
-def bound(datatype, ref, wide=0.0):
-    """API.md accuracy: float32/float64 bounds; half types add one ulp of that type at ref"""
-    ref = np.abs(ref)
-    if datatype == "FP64":
-        return 1e-12 + 1e-12 * ref + 2.0 ** -46 * wide
-    f32 = 1e-5 + 1e-5 * ref
-    if datatype == "FP16":
-        return f32 + np.abs(np.spacing(ref.astype(np.float16))).astype(np.float64)
-    if datatype == "BF16":
-        _, exponent = np.frexp(ref)
-        return f32 + np.where(ref == 0, 0.0, np.ldexp(1.0, exponent - 8))
-    return f32
-
 
 def expect_close(label, result, name, ref, datatype, wide=0.0):
     global checked
@@ -168,7 +158,7 @@ def expect_close(label, result, name, ref, datatype, wide=0.0):
     assert list(o["shape"]) == list(ref.shape), f"{label}.{name}: shape {o['shape']}, expected {list(ref.shape)}"
     got = result.as_numpy(name).astype(np.float64)
     err = np.abs(got - ref)
-    tol = bound(datatype, ref, wide)
+    tol = bound(DTYPE_OF[datatype], ref, wide)
     assert np.all(np.isfinite(got)), f"{label}.{name}: non-finite values"
     worst = np.unravel_index(np.argmax(err - tol), err.shape)
     assert np.all(err <= tol), f"{label}.{name}: {got[worst]!r} vs ref {ref[worst]!r} at {worst}, error {err[worst]:.3g} > {tol[worst]:.3g}"
