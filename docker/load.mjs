@@ -1,57 +1,73 @@
-// bounded autocannon load through the load balancer: RMSNorm and LayerNorm JSON requests
-// in turn, every response body compared with the one checked against the float64
-// reference before the run. Prints one JSON line of figures; exits 1 on any failure.
-//   node docker/load.mjs http://127.0.0.1:18080 [seconds] [connections]
+// bounded autocannon load through the load balancer, small and medium requests in turn:
+//   small:  RMSNorm and LayerNorm of 2 x 4, JSON
+//   medium: RMSNorm of 32 x 4096 float32, a 512 KiB msgpack body (what HAProxy must buffer
+//           to retry it), answered as JSON: autocannon hands its check each body as text
+//           decoded chunk by chunk, which only an ASCII answer survives unchanged
+// Every answer is compared with the one checked against the float64 reference before the
+// run. Stops after `seconds`, or earlier on SIGTERM or SIGINT (the figures so far are kept).
+// Prints one JSON line of figures; exits 1 on any failure.
+//   API_KEY=… node docker/load.mjs http://127.0.0.1:18080 [seconds] [connections]
 import autocannon from 'autocannon';
-import { firstMismatch, reference } from './norm-reference.mjs';
+import { pack } from 'msgpackr';
+import { firstMismatch, reference, sampleTensor } from './norm-reference.mjs';
 
 const [base, seconds = '12', connections = '16'] = process.argv.slice(2);
+const auth = process.env.API_KEY ? { authorization: `Bearer ${process.env.API_KEY}` } : {};
+const JSON_TYPE = { ...auth, 'content-type': 'application/json' };
 const x = [1, 2, 3, 4, -1, -2, -3, -5];
+const medium = sampleTensor(32 * 4096, 11);
 const requests = [
-  { op: 'rmsnorm', body: { input: { shape: [2, 4], data: x }, eps: 0 } },
-  { op: 'layernorm', body: { input: { shape: [2, 4], data: x } } },
+  { op: 'rmsnorm', rows: x, cols: 4, headers: JSON_TYPE, body: JSON.stringify({ input: { shape: [2, 4], data: x }, eps: 0 }), options: { eps: 0 } },
+  { op: 'layernorm', rows: x, cols: 4, headers: JSON_TYPE, body: JSON.stringify({ input: { shape: [2, 4], data: x } }), options: {} },
+  {
+    op: 'rmsnorm', rows: medium, cols: 4096, options: {},
+    headers: { ...auth, 'content-type': 'application/msgpack', accept: 'application/json' },
+    body: pack({ input: { dtype: 'float32', shape: [32, 4096], data: new Uint8Array(medium.buffer) } }),
+  },
 ];
 
 // the exact bodies a correct server answers, checked once against the reference
 const expected = new Set();
-for (const { op, body } of requests) {
-  const res = await fetch(`${base}/v1/${op}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+for (const { op, rows, cols, headers, body, options } of requests) {
+  const res = await fetch(`${base}/v1/${op}`, { method: 'POST', headers, body });
   const text = await res.text();
-  const data = JSON.parse(text).output?.data ?? [];
-  if (res.status !== 200 || firstMismatch(data, reference(op, x, 4, body.eps === undefined ? {} : { eps: body.eps })) >= 0) {
-    throw new Error(`${op}: ${res.status} ${text.slice(0, 200)}`);
+  const data = res.status === 200 ? JSON.parse(text).output?.data ?? [] : [];
+  if (res.status !== 200 || firstMismatch(data, reference(op, rows, cols, options)) >= 0) {
+    throw new Error(`${op} ${rows.length / cols}x${cols}: ${res.status} ${text.slice(0, 200)}`);
   }
   expected.add(text);
 }
 
-const result = await autocannon({
+const instance = autocannon({
   url: base,
   connections: Number(connections),
   duration: Number(seconds),
   timeout: 30,
-  requests: requests.map(({ op, body }) => ({
-    method: 'POST', path: `/v1/${op}`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-  })),
+  requests: requests.map(({ op, headers, body }) => ({ method: 'POST', path: `/v1/${op}`, headers, body })),
   verifyBody: (text) => expected.has(text),
-});
+}, report);
+for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, () => instance.stop());
 
-// every answer is checked by verifyBody, so a non-2xx is a mismatch too, and
-// autocannon's errors include its timeouts: failed = errors + mismatches
-const figures = {
-  // requests still open when the duration ends are neither answered nor failed
-  sent: result.requests.sent,
-  answered: result.requests.total,
-  correct: result.requests.total - result.mismatches,
-  non2xx: result.non2xx,
-  wrongBody: result.mismatches - result.non2xx,
-  errors: result.errors,
-  timeouts: result.timeouts,
-  failed: result.errors + result.mismatches,
-  rps: Math.round(result.requests.average),
-  latencyP50ms: result.latency.p50,
-  latencyP99ms: result.latency.p99,
-  latencyMaxMs: result.latency.max,
-  seconds: result.duration,
-};
-console.log(JSON.stringify(figures));
-process.exit(figures.failed === 0 && figures.correct > 0 ? 0 : 1);
+function report(err, result) {
+  if (err) throw err;
+  // every answer is checked by verifyBody, so a non-2xx is a mismatch too, and
+  // autocannon's errors include its timeouts: failed = errors + mismatches
+  const figures = {
+    // requests still open when the load stops are neither answered nor failed
+    sent: result.requests.sent,
+    answered: result.requests.total,
+    correct: result.requests.total - result.mismatches,
+    non2xx: result.non2xx,
+    wrongBody: result.mismatches - result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    failed: result.errors + result.mismatches,
+    rps: Math.round(result.requests.average),
+    latencyP50ms: result.latency.p50,
+    latencyP99ms: result.latency.p99,
+    latencyMaxMs: result.latency.max,
+    seconds: result.duration,
+  };
+  console.log(JSON.stringify(figures));
+  process.exit(figures.failed === 0 && figures.correct > 0 ? 0 : 1);
+}

@@ -47,7 +47,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
       customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] },
     },
   });
-  const state: ServiceState = { draining: false, inFlight: 0 };
+  const state: ServiceState = { draining: false, poolFailed: false, inFlight: 0 };
   app.decorate('service', state);
   const slabs = createSlabPool(config.maxTensorMemoryBytes);
   const wasm = loadWasmKernels(slabs.memory); // this thread's copy: inline work and per-request prep
@@ -59,6 +59,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     if (!pool.closing) metrics.workerRestarts.inc();
   });
   app.addHook('onClose', () => pool.close());
+  // before the server listens: a build whose workers cannot load their kernels never turns ready
+  state.poolFailed = !(await pool.warmUp());
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -64,6 +64,7 @@ export const errors = {
   tooManyInFlight: createError('NORM_ERR_OVERLOADED', 'too many requests in flight; retry later', 503),
   queueFull: createError('NORM_ERR_OVERLOADED', 'the work queue is full; retry later', 503),
   memoryExhausted: createError('NORM_ERR_OVERLOADED', 'shared tensor memory is exhausted; retry later', 503),
+  poolFailed: createError('NORM_ERR_NOT_READY', 'the worker pool is not up; retry on another instance', 503),
   shuttingDown: createError('NORM_ERR_SHUTTING_DOWN', 'the server is shutting down; retry on another instance', 503),
   deadline: createError('NORM_ERR_DEADLINE', 'the request deadline passed before its result was ready', 504),
 } as const;

@@ -93,7 +93,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const mapped = toServiceError(error);
     // 503 and 504 are load shedding and deadlines doing their job, not faults
     if (mapped.statusCode === 500) request.log.error({ err: error }, 'request failed');
-    if (mapped.code === 'NORM_ERR_OVERLOADED' || mapped.code === 'NORM_ERR_SHUTTING_DOWN') reply.header('retry-after', '1');
+    if (mapped.statusCode === 503) reply.header('retry-after', '1');
     // fastify closes the connection after any body-reading error, and a client still sending its
     // body then meets a reset (EPIPE) instead of this answer. Overload is transient and the client
     // is sending what it declared: keep the connection, and Node reads any rest of the body and

@@ -8,6 +8,8 @@ import { Deadline } from '../jobs/deadline.js';
 export interface ServiceState {
   /** set on SIGTERM: /readyz answers 503 and new work is refused */
   draining: boolean;
+  /** the workers could not load their kernels (a broken build): /readyz answers 503 and work is refused */
+  poolFailed: boolean;
   /** /v1 requests admitted and not yet answered */
   inFlight: number;
 }
@@ -77,6 +79,7 @@ export function createAdmissionHook(config: Pick<Config, 'requestTimeoutMs' | 'm
   const maxInFlight = config.maxQueue + config.workers;
   return function admit(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
     if (state.draining) return done(serviceError('shuttingDown'));
+    if (state.poolFailed) return done(serviceError('poolFailed'));
     if (state.inFlight >= maxInFlight) return done(serviceError('tooManyInFlight'));
     state.inFlight++;
     const deadline = new Deadline();

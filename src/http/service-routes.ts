@@ -18,9 +18,10 @@ export async function refuseQuery(request: FastifyRequest): Promise<void> {
 }
 
 /** what /readyz and the Open Inference Protocol's /v2/health/ready both answer from */
-export function readiness(pool: NormPool, state: ServiceState): { ready: boolean; status: 'ready' | 'starting' | 'draining'; workers: number } {
+export function readiness(pool: NormPool, state: ServiceState): { ready: boolean; status: 'ready' | 'starting' | 'draining' | 'failed'; workers: number } {
   const workers = pool.piscina.threads.length;
   if (state.draining || pool.closing) return { ready: false, status: 'draining', workers };
+  if (state.poolFailed) return { ready: false, status: 'failed', workers };
   if (workers < pool.workers) return { ready: false, status: 'starting', workers };
   return { ready: true, status: 'ready', workers };
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
-import type { Task, TaskResult } from './protocol.js';
+import type { Task, TaskResult, WarmUp } from './protocol.js';
 
 // src/pool/*.ts (under vitest) and dist/pool/*.js both sit two levels below the package root;
 // workers always run the compiled file
@@ -17,18 +17,22 @@ export interface NormPool {
   readonly piscina: Piscina;
   readonly closing: boolean;
   run(task: Task, signal: AbortSignal): Promise<TaskResult>;
+  /** has the workers load their kernels; false (the error logged) when they cannot: the pool is not up */
+  warmUp(): Promise<boolean>;
   close(): Promise<void>;
 }
 
 /**
  * `memory`: the shared memory the slabs come from; each worker runs the wasm kernels over it.
  * `faultGate`: the tests' gate for blocked tasks (protocol.ts), null in service
+ * `workerFile`: what each thread loads; only the tests of a broken build change it
  */
 export function createPool(
   config: Pick<Config, 'workers' | 'maxQueue'>, memory: WebAssembly.Memory, log: (err: Error) => void, faultGate: Int32Array | null = null,
+  workerFile = WORKER_FILE,
 ): NormPool {
   const piscina = new Piscina({
-    filename: WORKER_FILE,
+    filename: workerFile,
     minThreads: config.workers,
     maxThreads: config.workers,
     maxQueue: config.maxQueue,
@@ -57,6 +61,17 @@ export function createPool(
           throw serviceError('queueFull');
         }
         throw serviceError('workerFailed', err instanceof Error ? err.message : String(err));
+      }
+    },
+    async warmUp() {
+      // one task per worker; piscina hands each to an idle thread, so every thread usually gets one
+      const warmUp: WarmUp = { kind: 'warmUp' };
+      try {
+        await Promise.all(Array.from({ length: config.workers }, () => piscina.run(warmUp)));
+        return true;
+      } catch (err) {
+        log(new Error(`the workers cannot load their kernels: ${err instanceof Error ? err.message : String(err)}`));
+        return false;
       }
     },
     async close() {

@@ -109,6 +109,11 @@ export interface ChannelTask {
 
 export type Task = NormTask | ChannelTask;
 
+/** sent once per worker at start-up: the worker loads its kernels and answers, nothing else */
+export interface WarmUp {
+  kind: 'warmUp';
+}
+
 /** `crash`: the worker exits; `block`: the task claims its flag, then waits until the test opens the gate */
 export type TaskFault = { kind: 'crash' } | { kind: 'block' };
 

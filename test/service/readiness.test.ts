@@ -1,6 +1,11 @@
-// /healthz is liveness, /readyz readiness: ready once the pool is up, 503 while draining, when /v1 work is refused.
+// /healthz is liveness, /readyz readiness: ready once the pool is up (its workers loaded their kernels),
+// 503 while draining or when the workers cannot load (a broken build), when /v1 work is refused.
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { createPool } from '../../src/pool/pool.js';
 import { buildReadyApp, waitFor } from './helpers.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -55,4 +60,53 @@ it('while draining: /readyz 503, /v1 POST 503 NORM_ERR_SHUTTING_DOWN with Retry-
   // draining is the entry point's one-way switch; the flag is all the routes read
   app.service.draining = false;
   expect((await app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: JSON_TYPE, payload: VALID })).statusCode).toBe(200);
+});
+
+it('a build whose workers cannot load their kernels: warm-up reports it, the error is logged, nothing throws', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'broken-worker-'));
+  const brokenWorker = join(dir, 'worker.cjs');
+  // as worker-entry.cjs loads, then fails to import the kernels of a broken build
+  writeFileSync(brokenWorker, 'module.exports = async () => { throw new Error("a broken build"); };\n');
+  const logged: Error[] = [];
+  const pool = createPool({ workers: 2, maxQueue: 4 }, new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }), (err) => logged.push(err), null, brokenWorker);
+  try {
+    expect(await pool.warmUp()).toBe(false);
+    expect(logged.map((err) => err.message)).toContainEqual(expect.stringMatching(/^the workers cannot load their kernels: .*a broken build/));
+  } finally {
+    await pool.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+it('the real workers warm up', async () => {
+  const pool = createPool({ workers: 2, maxQueue: 4 }, new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }), (err) => { throw err; });
+  try {
+    expect(await pool.warmUp()).toBe(true);
+  } finally {
+    await pool.close();
+  }
+});
+
+it('when the pool failed to warm up: /readyz 503 "failed", /v1 and /v2 work 503 NORM_ERR_NOT_READY with Retry-After, /healthz 200', async () => {
+  app.service.poolFailed = true; // what buildApp sets when warmUp() answers false
+
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  expect(ready.statusCode).toBe(503);
+  expect(ready.json()).toEqual({ status: 'failed', workers: 2 });
+  expect((await app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(503);
+
+  const res = await app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: JSON_TYPE, payload: VALID });
+  expect(res.statusCode).toBe(503);
+  expect(res.headers['retry-after']).toBe('1');
+  expect(res.json()).toEqual({
+    statusCode: 503, code: 'NORM_ERR_NOT_READY', error: 'Service Unavailable', message: 'the worker pool is not up; retry on another instance',
+  });
+  const oip = await app.inject({
+    method: 'POST', url: '/v2/models/rmsnorm/infer', headers: JSON_TYPE,
+    payload: JSON.stringify({ inputs: [{ name: 'input', shape: [1, 2], datatype: 'FP32', data: [1, 2] }] }),
+  });
+  expect(oip.statusCode).toBe(503);
+  expect(oip.headers['retry-after']).toBe('1');
+  expect(oip.json()).toEqual({ error: 'the worker pool is not up; retry on another instance' });
+  expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 });

@@ -34,7 +34,7 @@ export const serviceRouteSchemas: Readonly<Record<string, object>> = {
     response: {
       200: json('the worker pool is up and the server is not draining', readiness(['ready'])),
       400: queryErrorResponse,
-      503: json('the worker pool is still starting, or the server is draining', readiness(['starting', 'draining'])),
+      503: json('the worker pool is still starting or failed to load its kernels, or the server is draining', readiness(['starting', 'failed', 'draining'])),
     },
   },
   '/metrics': {
