@@ -1,17 +1,18 @@
 // real requests against a running container (or the load balancer), numbers checked:
 // the contract's worked example, LayerNorm with weight and bias, a msgpack request,
 // and /healthz, /readyz, /metrics; with a worker count, /readyz must report that many.
-//   node docker/smoke.mjs http://127.0.0.1:18080 [workers]
+//   [API_KEY=…] node docker/smoke.mjs http://127.0.0.1:18080 [workers]
 import { pack, unpack } from 'msgpackr';
 import { assertClose, reference, sampleTensor, workedExample } from './norm-reference.mjs';
 
 const base = process.argv[2] ?? 'http://127.0.0.1:8080';
 const expectedWorkers = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+const auth = process.env.API_KEY ? { authorization: `Bearer ${process.env.API_KEY}` } : {};
 
 async function post(path, body, type = 'application/json') {
   const res = await fetch(base + path, {
     method: 'POST',
-    headers: { 'content-type': type },
+    headers: { ...auth, 'content-type': type },
     body: type === 'application/json' ? JSON.stringify(body) : pack(body),
   });
   const bytes = new Uint8Array(await res.arrayBuffer());

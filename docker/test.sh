@@ -15,8 +15,11 @@
 #   3. compose: 3 replicas behind HAProxy on 127.0.0.1; autocannon through it for
 #      LOAD_SECONDS; one replica SIGKILLed (host PID) in the middle; zero failed requests
 #      and the replica back in rotation
-#   4. clean up (containers, networks, the dockerd it started) on any exit; images stay
-#      (dangling ones are pruned when the engine is the one it started).
+#   4. swarm: docker/stack.yaml on a single-node swarm; a rolling update, scaling 2 -> 4 -> 2,
+#      a replica SIGKILLed and a bad release rolled back, each under load with 0 failed
+#      requests; the API key from a swarm secret (docker/swarm-steps.sh)
+#   5. clean up (containers, the stack, the swarm it made, networks, the dockerd it started)
+#      on any exit; images stay (dangling ones are pruned when the engine is the one it started).
 # Root is needed (apt-get, dockerd). Needs `npm ci` first (dockerfilelint, autocannon).
 set -euo pipefail
 
@@ -59,11 +62,12 @@ cleanup() {
   local rc=$?
   set +e
   trap - EXIT INT TERM
-  printf '\n=== 4/4 clean up\n'
+  printf '\n=== 5/5 clean up\n'
   [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null
   if [ -n "${DOCKER_HOST:-}" ] || [ -S /var/run/docker.sock ]; then
     $DOCKER rm -f "$SINGLE" >/dev/null 2>&1
     [ -f docker/compose.yaml ] && compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1
+    swarm_cleanup
   fi
   if [ -n "$started_dockerd" ]; then
     # superseded builds of the images; only in an engine this script started
@@ -78,13 +82,18 @@ cleanup() {
   if [ "$rc" -eq 0 ]; then echo "docker: $passed passed, 0 failed"; else echo "docker: $passed passed, 1 failed"; fi
   exit "$rc"
 }
+# servers HAProxy (container $1) has UP in the backend, from its stats CSV (field 18 is the status)
+lb_up() { $DOCKER exec "$1" node -e "fetch('http://127.0.0.1:8404/stats;csv').then(r=>r.text()).then(t=>console.log(t.split('\n').filter(l=>l.startsWith('replicas,app')&&l.split(',')[17]==='UP').length))" 2>/dev/null || echo 0; }
+# shellcheck source=docker/swarm-steps.sh
+source "$ROOT/docker/swarm-steps.sh"
+
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 [ -x node_modules/.bin/dockerfilelint ] || fail "node_modules is missing dockerfilelint: run npm ci first"
 
 # ---- 0. engine and base image ---------------------------------------------------------
-step "0/4 Docker engine and node:22-slim"
+step "0/5 Docker engine and node:22-slim"
 if [ -z "${DOCKER_HOST:-}" ] && ! { [ -S /var/run/docker.sock ] && $DOCKER info >/dev/null 2>&1; }; then
   sock=unix://$DOCKERD_DIR/docker.sock
   if command -v docker-compose >/dev/null && DOCKER_HOST=$sock $DOCKER info >/dev/null 2>&1; then
@@ -106,7 +115,7 @@ $DOCKER image inspect node:22-slim >/dev/null 2>&1 || fail "no node:22-slim imag
 step_done
 
 # ---- 1. static checks -----------------------------------------------------------------
-step "1/4 lint the Dockerfiles, validate compose and Kubernetes manifests"
+step "1/5 lint the Dockerfiles, validate compose and Kubernetes manifests"
 for f in docker/Dockerfile docker/lb/Dockerfile; do
   node_modules/.bin/dockerfilelint "$f" >"$WORK/lint.txt" 2>&1 || { cat "$WORK/lint.txt"; fail "dockerfilelint $f"; }
   pass "dockerfilelint $f"
@@ -124,7 +133,7 @@ fi
 step_done
 
 # ---- 2. one container -----------------------------------------------------------------
-step "2/4 build the images, run one container"
+step "2/5 build the images, run one container"
 t0=$(date +%s.%N)
 $DOCKER build -q -f docker/Dockerfile -t "$APP_IMAGE" . >/dev/null || fail "docker build $APP_IMAGE"
 pass "built $APP_IMAGE ($(elapsed "$t0") s, $($DOCKER image inspect -f '{{.Size}}' "$APP_IMAGE" | awk '{printf "%d MB", $1/1e6}'))"
@@ -192,7 +201,7 @@ $DOCKER rm -f "$SINGLE" >/dev/null
 step_done
 
 # ---- 3. compose: replicas behind the load balancer ----------------------------------------
-step "3/4 compose: $REPLICAS replicas behind HAProxy, SIGKILL one under load"
+step "3/5 compose: $REPLICAS replicas behind HAProxy, SIGKILL one under load"
 LB_PORT=$(free_port)
 compose up -d --no-build --scale app=$REPLICAS >"$WORK/up.txt" 2>&1 || { cat "$WORK/up.txt"; fail "docker-compose up"; }
 lb=$(compose ps -q lb)
@@ -200,16 +209,14 @@ mapfile -t apps < <(compose ps -q app)
 [ "${#apps[@]}" -eq $REPLICAS ] || fail "expected $REPLICAS app containers, got ${#apps[@]}"
 
 healthy_count() { local n=0 c; for c in "${apps[@]}"; do [ "$($DOCKER inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{end}}' "$c")" = healthy ] && n=$((n + 1)); done; echo $n; }
-# servers HAProxy has UP in the backend, from its stats CSV (field 18 is the status)
-lb_up() { $DOCKER exec "$lb" node -e "fetch('http://127.0.0.1:8404/stats;csv').then(r=>r.text()).then(t=>console.log(t.split('\n').filter(l=>l.startsWith('replicas,app')&&l.split(',')[17]==='UP').length))" 2>/dev/null || echo 0; }
 
 t0=$(date +%s.%N)
 for _ in $(seq 1 120); do
-  [ "$(healthy_count)" -eq $REPLICAS ] && [ "$(lb_up)" -eq $REPLICAS ] && break
+  [ "$(healthy_count)" -eq $REPLICAS ] && [ "$(lb_up "$lb")" -eq $REPLICAS ] && break
   sleep 0.5
 done
 [ "$(healthy_count)" -eq $REPLICAS ] || { compose logs --tail 20; fail "replicas not healthy"; }
-[ "$(lb_up)" -eq $REPLICAS ] || { $DOCKER logs "$lb" 2>&1 | tail -20; fail "HAProxy does not see $REPLICAS replicas UP"; }
+[ "$(lb_up "$lb")" -eq $REPLICAS ] || { $DOCKER logs "$lb" 2>&1 | tail -20; fail "HAProxy does not see $REPLICAS replicas UP"; }
 pass "$REPLICAS replicas healthy and UP in HAProxy after $(elapsed "$t0") s; LB on 127.0.0.1:$LB_PORT"
 
 node docker/smoke.mjs "http://127.0.0.1:$LB_PORT" || fail "requests through the load balancer"
@@ -237,7 +244,7 @@ for _ in $(seq 1 300); do
   fi
   # out of HAProxy's rotation, then back in: its own /readyz checks, independent of
   # Docker's HEALTHCHECK, decide when it gets traffic again
-  up=$(lb_up)
+  up=$(lb_up "$lb")
   [ "$up" -lt $REPLICAS ] && lb_down_seen=1
   if [ -n "$lb_down_seen" ] && [ -z "$t_lb" ] && [ "$up" -eq $REPLICAS ]; then t_lb=$(elapsed "$t_kill"); fi
   [ -n "$t_lb" ] && [ -n "$t_healthy" ] && break
@@ -261,3 +268,6 @@ summary=$(node -e "const f=JSON.parse(process.argv[1]);console.log(f.sent+' sent
 pass "replica SIGKILLed under load: $summary"
 pass "killed replica restarted after ${t_running} s, back in HAProxy rotation after ${t_lb} s, Docker healthy after ${t_healthy} s"
 step_done
+
+# ---- 4. swarm: the stack under operations ---------------------------------------------
+swarm_test

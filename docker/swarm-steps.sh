@@ -1,0 +1,163 @@
+# docker/swarm-steps.sh - the swarm part of docker/test.sh (sourced by it; uses its DOCKER,
+# WORK, APP_IMAGE, LB_IMAGE, LOAD_CONNECTIONS and its helpers step, pass, fail, elapsed,
+# free_port, lb_up). docker/stack.yaml deployed on a single-node swarm, then under a bounded
+# autocannon load through HAProxy (small and medium requests, every answer checked):
+#   1. a rolling update to a new image tag: 0 failed requests
+#   2. scale 2 -> 4 -> 2: 0 failed
+#   3. SIGKILL of one replica's process: 0 failed, the swarm replaces it
+#   4. a bad release (its workers cannot load their kernels, so /readyz never turns 200)
+#      rolls back by itself: 0 failed, the old version still answering
+#   5. the API key from the swarm secret is enforced: 401 without it
+# swarm_cleanup removes the stack, the secret and the image tags it made, and leaves the
+# swarm if it joined one.
+
+STACK=tns$$
+SECRET=$STACK-api-keys
+SWARM_REPLICAS=2
+SWARM_TIMEOUT=180 # seconds for any one convergence
+TAG_A=tensor-norm-service:swarm-a
+TAG_B=tensor-norm-service:swarm-b
+TAG_BAD=tensor-norm-service:swarm-bad
+swarm_joined=""
+swarm_load_pid=""
+
+swarm_cleanup() {
+  [ -n "$swarm_load_pid" ] && kill "$swarm_load_pid" 2>/dev/null
+  $DOCKER stack rm "$STACK" >/dev/null 2>&1
+  # the stack's containers stop (drain) before its network can go
+  for _ in $(seq 1 120); do
+    [ -z "$($DOCKER ps -aq -f "label=com.docker.stack.namespace=$STACK")" ] && break
+    sleep 0.5
+  done
+  $DOCKER secret rm "$SECRET" >/dev/null 2>&1
+  [ -n "$swarm_joined" ] && $DOCKER swarm leave --force >/dev/null 2>&1 && echo "left the swarm this script made"
+  $DOCKER rmi "$TAG_A" "$TAG_B" "$TAG_BAD" >/dev/null 2>&1
+  return 0
+}
+
+# the app containers of the stack that are running, as "id image status" lines
+app_containers() {
+  $DOCKER ps -f "label=com.docker.swarm.service.name=${STACK}_app" --format '{{.ID}} {{.Image}} {{.Status}}'
+}
+
+# converged: exactly $1 app containers run, all of image $2 and healthy, none of them the
+# container $gone, HAProxy has $1 servers UP, and no update is under way (the update
+# state, when there is one, is $3)
+gone=""
+converged() {
+  local want=$1 image=$2 update_state=${3:-} lines healthy state
+  lines=$(app_containers)
+  [ "$(printf '%s' "$lines" | grep -c .)" -eq "$want" ] || return 1
+  [ -z "$gone" ] || ! printf '%s\n' "$lines" | grep -q "^${gone:0:12} " || return 1
+  healthy=$(printf '%s\n' "$lines" | grep -c "^[0-9a-f]* $image Up .*(healthy)")
+  [ "$healthy" -eq "$want" ] || return 1
+  if [ -n "$update_state" ]; then
+    state=$($DOCKER service inspect -f '{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}' "${STACK}_app")
+    [ "$state" = "$update_state" ] || return 1
+  fi
+  [ "$(lb_up "$(swarm_lb)")" -eq "$want" ]
+}
+
+swarm_lb() { $DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_lb" | head -1; }
+
+# waits for converged "$@"; prints the seconds it took since $t_action
+wait_converged() {
+  for _ in $(seq 1 $((SWARM_TIMEOUT * 2))); do
+    converged "$@" && { elapsed "$t_action"; return 0; }
+    sleep 0.5
+  done
+  echo "not converged after ${SWARM_TIMEOUT} s: $(app_containers | tr '\n' ';') update $($DOCKER service inspect -f '{{if .UpdateStatus}}{{.UpdateStatus.State}}: {{.UpdateStatus.Message}}{{end}}' "${STACK}_app") LB UP $(lb_up "$(swarm_lb)")" >&2
+  return 1
+}
+
+start_load() {
+  API_KEY=$KEY node docker/load.mjs "http://127.0.0.1:$SWARM_PORT" 300 "$LOAD_CONNECTIONS" >"$WORK/swarm-load.json" 2>"$WORK/swarm-load.err" &
+  swarm_load_pid=$!
+  load_since=$(date +%s)
+  sleep 3 # the load is running before the operation starts
+  t_action=$(date +%s.%N)
+}
+
+# stops the load (SIGTERM: autocannon stops and reports) and fails the step on any failed request
+stop_load() {
+  local what=$1 converge=$2 rc=0 figures retried
+  sleep 2 # and goes on a little after the convergence
+  kill -TERM "$swarm_load_pid"
+  wait "$swarm_load_pid" || rc=$?
+  swarm_load_pid=""
+  cat "$WORK/swarm-load.err" >&2
+  figures=$(cat "$WORK/swarm-load.json")
+  # with dontlog-normal HAProxy logs only requests that met an error or were retried
+  retried=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -c 'POST /v1/' || true)
+  [ "$rc" -eq 0 ] || { $DOCKER service logs --tail 20 "${STACK}_lb" 2>&1 | cut -c1-220 >&2; fail "$what: failed requests: $figures"; }
+  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.failed+' failed, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried")"
+}
+
+swarm_test() {
+  step "4/5 swarm: docker/stack.yaml, rolling update, scaling, a replica killed, a bad release, under load"
+  case "$($DOCKER info -f '{{.Swarm.LocalNodeState}}')" in
+    inactive)
+      $DOCKER swarm init --advertise-addr 127.0.0.1 >/dev/null || fail "docker swarm init"
+      swarm_joined=1 ;;
+    active) echo "the engine is already in a swarm: the stack $STACK is deployed there and removed after" ;;
+    *) fail "swarm state $($DOCKER info -f '{{.Swarm.LocalNodeState}}')" ;;
+  esac
+
+  # two releases of the same code under two tags, and a broken build of it
+  $DOCKER tag "$APP_IMAGE" "$TAG_A"
+  printf 'FROM %s\nLABEL org.opencontainers.image.version=swarm-b\n' "$APP_IMAGE" | $DOCKER build -q -t "$TAG_B" - >/dev/null || fail "build $TAG_B"
+  printf 'FROM %s\nUSER root\nRUN echo %s > dist/pool/worker.js\nUSER node\n' "$APP_IMAGE" \
+    "'throw new Error(\"a broken build\")'" | $DOCKER build -q -t "$TAG_BAD" - >/dev/null || fail "build $TAG_BAD"
+
+  KEY=$(node -e "console.log(require('crypto').randomBytes(16).toString('hex'))")
+  printf '%s\n' "$KEY" | $DOCKER secret create "$SECRET" - >/dev/null || fail "docker secret create"
+  SWARM_PORT=$(free_port)
+  deploy() {
+    APP_IMAGE=$1 LB_IMAGE=$LB_IMAGE LB_PORT=$SWARM_PORT API_KEYS_SECRET=$SECRET REPLICAS=$SWARM_REPLICAS \
+      $DOCKER stack deploy --resolve-image never -c docker/stack.yaml "$STACK" >"$WORK/deploy.txt" 2>&1 \
+      || { cat "$WORK/deploy.txt"; fail "docker stack deploy"; }
+  }
+  t_action=$(date +%s.%N)
+  deploy "$TAG_A"
+  secs=$(wait_converged $SWARM_REPLICAS "$TAG_A") || fail "the stack did not come up"
+  pass "stack $STACK deployed: $SWARM_REPLICAS replicas healthy (/readyz) and UP in HAProxy after $secs s; HAProxy on 127.0.0.1:$SWARM_PORT (host mode)"
+  API_KEY=$KEY node docker/smoke.mjs "http://127.0.0.1:$SWARM_PORT" >/dev/null || fail "requests through the swarm's HAProxy"
+  pass "RMSNorm and LayerNorm answers checked through HAProxy; each replica 1 worker (its CPU limit)"
+
+  start_load
+  deploy "$TAG_B"
+  secs=$(wait_converged $SWARM_REPLICAS "$TAG_B" completed) || fail "rolling update"
+  stop_load "1. rolling update $TAG_A -> $TAG_B (start-first, one at a time)" "$secs"
+
+  start_load
+  $DOCKER service scale -d "${STACK}_app=4" >/dev/null
+  up=$(wait_converged 4 "$TAG_B") || fail "scale to 4"
+  t_action=$(date +%s.%N)
+  $DOCKER service scale -d "${STACK}_app=2" >/dev/null
+  down=$(wait_converged 2 "$TAG_B") || fail "scale back to 2"
+  stop_load "2. scale 2 -> 4 -> 2" "$up + $down"
+
+  start_load
+  victim=$($DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_app" | head -1)
+  kill -9 "$($DOCKER inspect -f '{{.State.Pid}}' "$victim")"
+  gone=$victim # converged once a new task has taken its place
+  secs=$(wait_converged $SWARM_REPLICAS "$TAG_B") || fail "the killed replica was not replaced"
+  gone=""
+  stop_load "3. SIGKILL of replica ${victim:0:12} (host PID of its tini); replaced by a new task" "$secs"
+
+  start_load
+  $DOCKER service update -d --no-resolve-image --image "$TAG_BAD" "${STACK}_app" >/dev/null 2>&1
+  secs=$(wait_converged $SWARM_REPLICAS "$TAG_B" rollback_completed) || fail "the bad release was not rolled back"
+  stop_load "4. bad release $TAG_BAD (/readyz 503 \"failed\") rolled back by itself to $TAG_B" "$secs"
+  $DOCKER service ps --format '{{.Image}} {{.Error}}' "${STACK}_app" | grep -q "^$TAG_BAD" || fail "no task of the bad release was ever started"
+  echo "swarm: $($DOCKER service inspect -f '{{.UpdateStatus.Message}}' "${STACK}_app"); the bad task: $($DOCKER service ps --no-trunc --format '{{.Image}}: {{.CurrentState}}, {{.Error}}' "${STACK}_app" | grep -m1 "^$TAG_BAD")"
+
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
+    --data '{"input":{"shape":[1,2],"data":[1,2]}}' "http://127.0.0.1:$SWARM_PORT/v1/rmsnorm")
+  [ "$code" = 401 ] || fail "without the API key: $code, expected 401"
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' -H "authorization: Bearer $KEY" \
+    --data '{"input":{"shape":[1,2],"data":[1,2]}}' "http://127.0.0.1:$SWARM_PORT/v1/rmsnorm")
+  [ "$code" = 200 ] || fail "with the API key from the secret: $code, expected 200"
+  pass "5. the API key from the swarm secret (API_KEYS_FILE): 401 without it, 200 with it"
+  step_done
+}
