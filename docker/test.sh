@@ -4,8 +4,8 @@
 #      ../shared/tools/dockerd-up.sh starts one; node:22-slim: pulled, else built locally
 #      with ../shared/tools/node-base-image.sh (no registry is reachable here)
 #   1. lint the Dockerfiles (dockerfilelint), validate docker/compose.yaml
-#      (docker-compose config -q) and the Kubernetes manifests rendered from docker/k8s
-#      (kubectl kustomize when it is there, and docker/kustomize-lite.mjs; schemas from
+#      and docker/stack.yaml (docker-compose config -q) and the Kubernetes manifests rendered
+#      from docker/k8s by Debian's kubectl 1.20 (kubectl kustomize; schemas from
 #      kubernetes-models, see docker/validate-k8s.mjs)
 #   2. build the images; run the service with a 1-CPU quota and a read-only root; wait for
 #      healthy; real RMSNorm and LayerNorm requests with checked numbers; non-root; no
@@ -28,6 +28,7 @@ cd "$ROOT"
 TOOLS=${TOOLS:-$ROOT/../shared/tools}
 DOCKERD_DIR=${DOCKERD_DIR:-/var/tmp/dockerd}
 NODE_BASE_DIR=${NODE_BASE_DIR:-/var/tmp/node-base}
+KUBECTL_DIR=${KUBECTL_DIR:-/var/tmp/kubectl-1.20}
 LOAD_SECONDS=${LOAD_SECONDS:-12}
 LOAD_CONNECTIONS=${LOAD_CONNECTIONS:-16}
 KILL_AFTER=${KILL_AFTER:-4} # seconds into the load
@@ -115,21 +116,26 @@ $DOCKER image inspect node:22-slim >/dev/null 2>&1 || fail "no node:22-slim imag
 step_done
 
 # ---- 1. static checks -----------------------------------------------------------------
-step "1/5 lint the Dockerfiles, validate compose and Kubernetes manifests"
+step "1/5 lint the Dockerfiles, validate compose, the swarm stack and Kubernetes manifests"
 for f in docker/Dockerfile docker/lb/Dockerfile; do
   node_modules/.bin/dockerfilelint "$f" >"$WORK/lint.txt" 2>&1 || { cat "$WORK/lint.txt"; fail "dockerfilelint $f"; }
   pass "dockerfilelint $f"
 done
 LB_PORT=8080 docker-compose -f docker/compose.yaml config -q || fail "docker-compose config"
 pass "docker-compose config -q docker/compose.yaml"
-node docker/kustomize-lite.mjs docker/k8s >"$WORK/k8s-lite.yaml"
-if command -v kubectl >/dev/null && kubectl kustomize docker/k8s >"$WORK/k8s.yaml" 2>"$WORK/kubectl.err"; then
-  node docker/validate-k8s.mjs "$WORK/k8s.yaml" "$WORK/k8s-lite.yaml" || fail "k8s manifests"
-  pass "k8s manifests rendered by kubectl kustomize ($(kubectl version --client 2>/dev/null | grep -i kustomize | tr -d '\n')), same as kustomize-lite, valid"
-else
-  node docker/validate-k8s.mjs "$WORK/k8s-lite.yaml" || fail "k8s manifests"
-  pass "k8s manifests rendered by docker/kustomize-lite.mjs (no kubectl kustomize here), valid"
+API_KEYS_SECRET=x docker-compose -f docker/stack.yaml config -q || fail "docker-compose config docker/stack.yaml"
+pass "docker-compose config -q docker/stack.yaml (the swarm stack, deployed in step 4)"
+# Debian's kubectl 1.20 (kustomize v2.0.3), the oldest the kustomization is written for:
+# unpacked from its package, not installed (another kubectl may own /usr/bin/kubectl)
+kubectl=$KUBECTL_DIR/usr/bin/kubectl
+if [ ! -x "$kubectl" ]; then
+  mkdir -p "$KUBECTL_DIR"
+  (cd "$KUBECTL_DIR" && { apt-get download kubernetes-client >/dev/null 2>&1 || { apt-get update -qq && apt-get download kubernetes-client >/dev/null 2>&1; }; } \
+    && dpkg-deb -x kubernetes-client_*.deb . && rm kubernetes-client_*.deb) || fail "Debian's kubernetes-client could not be fetched"
 fi
+"$kubectl" kustomize docker/k8s >"$WORK/k8s.yaml" || fail "kubectl kustomize docker/k8s"
+node docker/validate-k8s.mjs "$WORK/k8s.yaml" || fail "k8s manifests"
+pass "k8s manifests rendered by kubectl kustomize ($("$kubectl" version --client --short 2>/dev/null), Debian's kubernetes-client), valid"
 step_done
 
 # ---- 2. one container -----------------------------------------------------------------

@@ -2,9 +2,7 @@
 // (kubernetes-models), then what this service needs from them (probes, resources, drain
 // time, selectors). Those schemas do not reject unknown fields, so every field that
 // matters is also asserted to be where it should be.
-//   node docker/validate-k8s.mjs rendered.yaml [other-render.yaml]
-// With two files, they must hold the same objects (kubectl kustomize vs kustomize-lite).
-import { isDeepStrictEqual } from 'node:util';
+//   kubectl kustomize docker/k8s > rendered.yaml && node docker/validate-k8s.mjs rendered.yaml
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
@@ -18,6 +16,7 @@ const MODELS = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'v1/Service': Service,
 };
+const PART_OF = ['app.kubernetes.io/part-of', 'tensor-norm-service']; // kustomization.yaml's commonLabels
 const SERVER_DRAIN_GRACE_S = 5; // src/server.ts: DRAIN_GRACE_MS beyond the longest deadline
 const DEFAULT_TIMEOUT_MS = 30_000; // REQUEST_TIMEOUT_MS default (API.md §7, src/config.ts)
 
@@ -66,6 +65,12 @@ function checkDeployment(dep) {
         check(c.resources?.[kind]?.[resource] !== undefined, `${where}: resources.${kind}.${resource} is missing`);
       }
     }
+    // API_KEYS_FILE names a file of a mounted Secret the server (uid 1000, fsGroup) can read
+    const keysFile = c.env?.find((e) => e.name === 'API_KEYS_FILE')?.value;
+    const mount = (c.volumeMounts ?? []).find((m) => keysFile?.startsWith(`${m.mountPath}/`));
+    const volume = pod.volumes?.find((v) => v.name === mount?.name);
+    check(volume?.secret?.secretName !== undefined, `${where}: API_KEYS_FILE (${keysFile}) is not in a mounted Secret`);
+    check(pod.securityContext?.fsGroup === pod.securityContext?.runAsGroup, `${where}: fsGroup must be the server's group, or it cannot read the Secret`);
     check(c.securityContext?.readOnlyRootFilesystem === true, `${where}: readOnlyRootFilesystem must be true`);
     check(c.securityContext?.allowPrivilegeEscalation === false, `${where}: allowPrivilegeEscalation must be false`);
     // the pod must outlive the server's own drain: preStop pause + longest deadline + grace
@@ -103,22 +108,24 @@ function checkRelations(objects) {
   }
 }
 
-function sameObjects(a, b) {
-  const index = (objects) => new Map(objects.map((o) => [`${key(o)}/${o.metadata.name}`, o]));
-  const [ia, ib] = [index(a), index(b)];
-  for (const [k, o] of ia) check(isDeepStrictEqual(o, ib.get(k)), `renders differ at ${k}`);
-  for (const k of ib.keys()) check(ia.has(k), `renders differ: ${k} only in the second`);
+// the kustomization's label reached every object and the pods
+function checkLabels(objects) {
+  const [name, value] = PART_OF;
+  for (const obj of objects) check(obj.metadata.labels?.[name] === value, `${key(obj)} ${obj.metadata.name}: no ${name} label`);
+  for (const dep of objects.filter((o) => o.kind === 'Deployment')) {
+    check(dep.spec.template.metadata?.labels?.[name] === value, `Deployment ${dep.metadata.name}: pods have no ${name} label`);
+  }
 }
 
-const [file, other] = process.argv.slice(2);
+const [file] = process.argv.slice(2);
 const objects = load(file);
 objects.forEach(checkSchema);
 objects.filter((o) => o.kind === 'Deployment').forEach(checkDeployment);
 checkRelations(objects);
-if (other) sameObjects(objects, load(other));
+checkLabels(objects);
 
 if (failures.length > 0) {
   for (const f of failures) console.error(`k8s: ${f}`);
   process.exit(1);
 }
-console.log(`k8s: ${objects.length} objects valid (${objects.map((o) => o.kind).join(', ')})${other ? '; both renders agree' : ''}`);
+console.log(`k8s: ${objects.length} objects valid (${objects.map((o) => o.kind).join(', ')})`);

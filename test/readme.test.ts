@@ -17,7 +17,7 @@ const SNIPPET_TIMEOUT_MS = 60_000;
 const HAS_TRITON = spawnSync(PYTHON, ['-c', 'import tritonclient.http']).status === 0;
 
 // how many blocks of each tag the README has: deleting (or adding) a snippet must show up here
-const EXPECTED_COUNTS = { console: 5, bash: 2, python: 4, ts: 1 };
+const EXPECTED_COUNTS = { console: 7, bash: 2, python: 4, ts: 1 };
 const RUNNABLE = new Set(['bash', 'python', 'ts']);
 
 // API.md's worked example: rmsnorm of [[1, 2, 3, 4], [-1, -2, -3, -4]], eps 0
@@ -166,7 +166,7 @@ describe('README.md snippets', () => {
     responses.length = 0;
   });
 
-  it('README has 5 console, 2 bash, 4 python and 1 ts block, and no other kind', () => {
+  it('README has 7 console, 2 bash, 4 python and 1 ts block, and no other kind', () => {
     const counts: Record<string, number> = {};
     for (const b of blocks) counts[b.tag] = (counts[b.tag] ?? 0) + 1;
     expect(counts).toEqual(EXPECTED_COUNTS);
