@@ -70,7 +70,9 @@ function checkDeployment(dep) {
     const mount = (c.volumeMounts ?? []).find((m) => keysFile?.startsWith(`${m.mountPath}/`));
     const volume = pod.volumes?.find((v) => v.name === mount?.name);
     check(volume?.secret?.secretName !== undefined, `${where}: API_KEYS_FILE (${keysFile}) is not in a mounted Secret`);
-    check(pod.securityContext?.fsGroup === pod.securityContext?.runAsGroup, `${where}: fsGroup must be the server's group, or it cannot read the Secret`);
+    const fsGroup = pod.securityContext?.fsGroup;
+    check(fsGroup !== undefined && fsGroup === pod.securityContext?.runAsGroup, `${where}: fsGroup must be the server's group, or it cannot read the Secret`);
+    check(((volume?.secret?.defaultMode ?? 0o644) & 0o040) !== 0, `${where}: the Secret's files must be readable by the group (defaultMode)`);
     check(c.securityContext?.readOnlyRootFilesystem === true, `${where}: readOnlyRootFilesystem must be true`);
     check(c.securityContext?.allowPrivilegeEscalation === false, `${where}: allowPrivilegeEscalation must be false`);
     // the pod must outlive the server's own drain: preStop pause + longest deadline + grace
