@@ -2,6 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isServiceError, serviceError, type ServiceError } from '../errors.js';
+import { isV2Path } from './v2/path.js';
 
 export interface AjvError {
   keyword: string;
@@ -80,7 +81,7 @@ export function toServiceError(error: FastifyError): ServiceError {
 }
 
 /** the Open Inference Protocol's paths answer errors in its own form, {"error": message} (OIP.md) */
-const isOip = (url: string) => url === '/v2' || url.startsWith('/v2/') || url.startsWith('/v2?');
+const isOip = (url: string) => isV2Path(url.split('?', 1)[0]);
 
 export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
   reply.code(error.statusCode).type('application/json');

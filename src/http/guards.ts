@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { serviceError, type ServiceError } from '../errors.js';
 import { Deadline } from '../jobs/deadline.js';
+import { isV2Path } from './v2/path.js';
 
 export interface ServiceState {
   /** set on SIGTERM: /readyz answers 503 and new work is refused */
@@ -27,7 +28,7 @@ const digest = (key: string) => createHash('sha256').update(key).digest();
 /** /v1/…, and /v2 with everything under it but the two health checks (OIP.md) */
 function guardedPath(path: string): boolean {
   if (path.startsWith('/v1/')) return true;
-  if (path !== '/v2' && !path.startsWith('/v2/')) return false;
+  if (!isV2Path(path)) return false;
   return path !== '/v2/health/live' && path !== '/v2/health/ready';
 }
 

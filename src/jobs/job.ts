@@ -28,6 +28,11 @@ export interface Job {
   direct: { start: number; length: number } | null;
 }
 
+/** the whole answer, straight from the slab (the job must have `direct`) */
+export function directBytes(job: Job): Buffer {
+  return Buffer.from(job.slab.memory, job.direct!.start, job.direct!.length);
+}
+
 const ALIGN = 8; // every region starts where a Float64Array may
 
 export const align = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;

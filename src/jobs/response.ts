@@ -5,7 +5,7 @@ import { Packr } from 'msgpackr/pack';
 import { DTYPES } from '../codec/dtype.js';
 import { outputPrefix } from '../codec/msgpack-prefix.js';
 import { encodeTensor, type Encoding } from '../codec/write-tensor.js';
-import type { Job } from './job.js';
+import { directBytes, type Job } from './job.js';
 import type { CheckedRequest } from './checked-request.js';
 
 // byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
@@ -20,8 +20,7 @@ export function directPrefix(req: CheckedRequest, encoding: Encoding, batch: boo
 
 /** one body for the jobs: `{results: […]}` for a batch, else the one job's fields */
 export function encodeResponse(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | string {
-  const direct = batch ? null : jobs[0].direct;
-  if (direct !== null) return Buffer.from(jobs[0].slab.memory, direct.start, direct.length);
+  if (!batch && jobs[0].direct !== null) return directBytes(jobs[0]);
   const results = jobs.map((job) => Object.fromEntries(job.outputs.map(([name, t]) => [name, encodeTensor(t, encoding, job.request.numpyForm)])));
   const body = batch ? { results } : results[0];
   return encoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);

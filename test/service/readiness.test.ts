@@ -62,13 +62,16 @@ it('while draining: /readyz 503, /v1 POST 503 NORM_ERR_SHUTTING_DOWN with Retry-
   expect((await app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: JSON_TYPE, payload: VALID })).statusCode).toBe(200);
 });
 
+/** the pool's shared memory; warm-up tasks touch none of it */
+const sharedPage = () => new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+
 it('a build whose workers cannot load their kernels: warm-up reports it, the error is logged, nothing throws', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'broken-worker-'));
   const brokenWorker = join(dir, 'worker.cjs');
   // as worker-entry.cjs loads, then fails to import the kernels of a broken build
   writeFileSync(brokenWorker, 'module.exports = async () => { throw new Error("a broken build"); };\n');
   const logged: Error[] = [];
-  const pool = createPool({ workers: 2, maxQueue: 4 }, new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }), (err) => logged.push(err), null, brokenWorker);
+  const pool = createPool({ workers: 2, maxQueue: 4 }, sharedPage(), (err) => logged.push(err), null, brokenWorker);
   try {
     expect(await pool.warmUp()).toBe(false);
     expect(logged.map((err) => err.message)).toContainEqual(expect.stringMatching(/^the workers cannot load their kernels: .*a broken build/));
@@ -79,7 +82,7 @@ it('a build whose workers cannot load their kernels: warm-up reports it, the err
 });
 
 it('the real workers warm up', async () => {
-  const pool = createPool({ workers: 2, maxQueue: 4 }, new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }), (err) => { throw err; });
+  const pool = createPool({ workers: 2, maxQueue: 4 }, sharedPage(), (err) => { throw err; });
   try {
     expect(await pool.warmUp()).toBe(true);
   } finally {

@@ -2,6 +2,7 @@
 // answers shared by operations become components.responses, and every map is put in a fixed order,
 // so the checked-in document diffs cleanly.
 import { isDeepStrictEqual } from 'node:util';
+import { isV2Path } from '../v2/path.js';
 import { oipComponentDescriptions } from './oip-bodies.js';
 import { componentDescriptions } from './response-schemas.js';
 
@@ -95,7 +96,7 @@ function tidyOperation(operation: Json, components: Components): Json {
 }
 
 /** /v1 paths first, then /v2 (the Open Inference Protocol), then the service endpoints, each group in alphabetical order */
-const group = (path: string) => (path.startsWith('/v1/') ? 0 : path === '/v2' || path.startsWith('/v2/') ? 1 : 2);
+const group = (path: string) => (path.startsWith('/v1/') ? 0 : isV2Path(path) ? 1 : 2);
 const pathOrder = (a: string, b: string) => group(a) - group(b) || a.localeCompare(b);
 
 export function tidyDocument(document: Json): Json {

@@ -5,7 +5,8 @@ import { DTYPES, type Dtype } from '../../codec/dtype.js';
 import { tensorBytes, tensorValues, type TensorOut } from '../../codec/write-tensor.js';
 import { serviceError } from '../../errors.js';
 import { producedOutputs, type CheckedRequest } from '../../jobs/checked-request.js';
-import type { Job } from '../../jobs/job.js';
+import { directBytes, type Job } from '../../jobs/job.js';
+import { product } from '../../ops/tensor-checks.js';
 import type { AnswerFormat } from '../../jobs/pipeline.js';
 import { DATATYPE_OF } from './datatypes.js';
 import type { InferRequest } from './infer-request.js';
@@ -35,7 +36,7 @@ function envelope(modelName: string, request: InferRequest, outputs: string[]): 
 
 /** a binary output's JSON: where its bytes are, not what they are */
 function binaryOutputJson(name: string, dtype: Dtype, shape: number[]): string {
-  const bytes = shape.reduce((p, d) => p * d, 1) * DTYPES[dtype].itemsize;
+  const bytes = product(shape) * DTYPES[dtype].itemsize;
   return JSON.stringify({ name, datatype: DATATYPE_OF[dtype], shape, parameters: { binary_data_size: bytes } });
 }
 
@@ -60,7 +61,7 @@ export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
       },
       encode(jobs: Job[]) {
         const job = jobs[0];
-        if (job.direct !== null) return Buffer.from(job.slab.memory, job.direct.start, job.direct.length);
+        if (job.direct !== null) return directBytes(job);
         const tensors = new Map(job.outputs);
         const header = envelope(modelName, request, chosen.map(({ name, binary }) => outputJson(name, tensors.get(name)!, binary)));
         const binary = chosen.filter((c) => c.binary);
