@@ -9,6 +9,16 @@ const READY_TIMEOUT_MS = 30_000; // a cold start on a busy shared machine
 const STOP_GRACE_MS = 10_000; // the service drains in-flight requests on SIGTERM
 const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
 
+/**
+ * V8 flags the service runs with (`npm start` and the image's CMD give the same; a test keeps them
+ * in step). Every spawned server gets them, so the echo and the floor are judged on equal terms.
+ * Without a floor under the old generation's limit, V8 shrank the limit to 1.1–1.6× the 19 MB live
+ * heap under sustained 16 MiB uploads; with less slack than the young generation, marking restarted
+ * after every mark-compact: 100+ full collections per 200 requests and 40 ms of CPU per request
+ * instead of 23 (load/RESULTS.md, notes).
+ */
+export const NODE_FLAGS = ['--initial-old-space-size=64'];
+
 export interface Spawned {
   name: string;
   pid: number;
@@ -41,10 +51,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** starts `node script` with PORT and HOST set, resolves once GET /readyz answers 200 */
+/** starts `node NODE_FLAGS script` with PORT and HOST set, resolves once GET /readyz answers 200 */
 export async function spawnServer(name: string, script: string, env: Record<string, string>): Promise<Spawned> {
   const port = await freePort();
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, script], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
