@@ -10,14 +10,19 @@ const STOP_GRACE_MS = 10_000; // the service drains in-flight requests on SIGTER
 const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
 
 /**
- * V8 flags the service runs with (`npm start` and the image's CMD give the same; a test keeps them
- * in step). Every spawned server gets them, so the echo and the floor are judged on equal terms.
- * Without a floor under the old generation's limit, V8 shrank the limit to 1.1–1.6× the 19 MB live
- * heap under sustained 16 MiB uploads; with less slack than the young generation, marking restarted
- * after every mark-compact: 100+ full collections per 200 requests and 40 ms of CPU per request
- * instead of 23 (load/RESULTS.md, notes).
+ * How the service's process is started: `npm start` and the image give the same (a test keeps them
+ * in step), and every server a load run spawns gets them, so the echo and the floor run on equal terms.
+ * - V8: a floor under the old generation's limit. Under sustained 16 MiB uploads V8 shrank the limit
+ *   to 1.1–1.6× the ~20 MB live heap and marking restarted after every mark-compact: 100+ of them per
+ *   200 requests and 25–46 ms of CPU per request instead of 17–24. 64 MB held for a fresh process
+ *   only; after a few minutes of mixed traffic 96 MB kept it at one mark-compact per run.
+ * - glibc: each socket chunk is a fresh 64 KiB malloc; with the default 128 KiB trim threshold free()
+ *   gave the heap's top back to the kernel and the next chunks faulted it in again, 4,000 page faults
+ *   per 16 MiB request once the process had served other traffic (25–34 ms of CPU instead of 17–19).
+ * Figures: load/RESULTS.md, notes.
  */
-export const NODE_FLAGS = ['--initial-old-space-size=64'];
+export const NODE_FLAGS = ['--initial-old-space-size=96'];
+export const SERVICE_ENV = { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432' };
 
 export interface Spawned {
   name: string;
@@ -51,11 +56,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** starts `node NODE_FLAGS script` with PORT and HOST set, resolves once GET /readyz answers 200 */
+/** starts `node NODE_FLAGS script` with SERVICE_ENV, PORT and HOST set, resolves once GET /readyz answers 200 */
 export async function spawnServer(name: string, script: string, env: Record<string, string>): Promise<Spawned> {
   const port = await freePort();
   const child = spawn(process.execPath, [...NODE_FLAGS, script], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, ...SERVICE_ENV, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
