@@ -10,6 +10,7 @@ import { vi } from 'vitest';
 import { mulberry32, referenceRows, tolerance } from '../reference/contract.mjs';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
+import { NODE_FLAGS, SERVICE_ENV } from '../../load/processes.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const MSGPACK = 'application/msgpack';
@@ -150,12 +151,13 @@ export interface ServerProcess {
 export const logged = (lines: string[], msg: string) =>
   lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
 
-/** spawns `node dist/server.js` on 127.0.0.1, port 0 (info logs unless told), finds its port in fastify's
- *  "Server listening at" line, and waits until /readyz answers 200 */
+/** spawns `node dist/server.js` as `npm start` does (its flags and environment) on 127.0.0.1, port 0
+ *  (info logs unless told), finds its port in fastify's "Server listening at" line, and waits until
+ *  /readyz answers 200 */
 export async function startServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['dist/server.js'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/server.js'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH, ...SERVICE_ENV, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const pid = child.pid!;
