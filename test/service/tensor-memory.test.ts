@@ -123,12 +123,27 @@ describe('an in-process server', () => {
   it('a body refused for memory while it arrives gets its 503 (not a reset) and the connection stays usable', async () => {
     const { port } = await listening({ maxTensorMemoryBytes: 2 * MiB });
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const post = (body: Buffer) => new Promise<{ status: number; retryAfter: unknown; reused: boolean; text: string }>((resolve, reject) => {
+    type Answer = { status: number; retryAfter: unknown; reused: boolean; text: string };
+    // settles once the answer has ended and the socket is back in the agent's pool ('free') or closed:
+    // the 503 can end before the client has finished sending its body, and a next request sent in
+    // between would get a new socket though the server kept this one
+    const post = (body: Buffer) => new Promise<Answer>((resolve, reject) => {
+      let answer: Answer | null = null;
+      let released = false;
+      const settle = () => { if (answer !== null && released) resolve(answer); };
       const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/rmsnorm', agent, headers: { 'content-type': MSGPACK, 'content-length': body.length } }, (res) => {
         let text = '';
         res.setEncoding('latin1');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], reused: req.reusedSocket, text }));
+        res.on('end', () => {
+          answer = { status: res.statusCode!, retryAfter: res.headers['retry-after'], reused: req.reusedSocket, text };
+          settle();
+        });
+      });
+      req.on('socket', (socket) => {
+        const release = () => { released = true; settle(); };
+        socket.once('free', release);
+        socket.once('close', release);
       });
       req.on('error', reject);
       req.end(body);
