@@ -14,7 +14,7 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  * in step), and every server a load run spawns gets them, so the echo and the floor run on equal terms.
  * - V8: a floor under the old generation's limit. Under sustained 16 MiB uploads V8 shrank the limit
  *   to 1.1–1.6× the ~20 MB live heap and marking restarted after every mark-compact: 100+ of them per
- *   200 requests and 25–46 ms of CPU per request instead of 17–24. 64 MB held for a fresh process
+ *   200 requests and 25–46 ms of CPU per request instead of 21–24. 64 MB held for a fresh process
  *   only; after a few minutes of mixed traffic 96 MB kept it at one mark-compact per run.
  * - glibc: each socket chunk is a fresh 64 KiB malloc; with the default 128 KiB trim threshold free()
  *   gave the heap's top back to the kernel and the next chunks faulted it in again, 4,000 page faults

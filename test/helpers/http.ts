@@ -116,6 +116,14 @@ export function expectError(res: Response, statusCode: number, code: string, mes
   expect(res.statusCode).toBe(statusCode);
 }
 
+/** a 4xx answered in JSON, whatever the dialect: its parsed body, for the dialect's own checks */
+export function clientErrorBody(res: Response): Record<string, unknown> {
+  expect(res.statusCode, res.body.slice(0, 300)).toBeGreaterThanOrEqual(400);
+  expect(res.statusCode, res.body.slice(0, 300)).toBeLessThan(500);
+  expect(res.headers['content-type']).toMatch(/^application\/json(;|$)/);
+  return JSON.parse(res.body) as Record<string, unknown>;
+}
+
 /** the names and durations of a Server-Timing header */
 export function serverTiming(header: unknown): Record<string, number> {
   expect(typeof header).toBe('string');
