@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # docker/test.sh - the deployment, built and run for real (npm run test:docker; .ci/run).
 #   0. a Docker engine: the one DOCKER_HOST (or /var/run/docker.sock) points at, else
-#      ../shared/tools/dockerd-up.sh starts one; node:22-slim: pulled, else built locally
-#      with ../shared/tools/node-base-image.sh (no registry is reachable here)
+#      ../shared/tools/dockerd-up.sh starts one; every node:<major>-slim the Dockerfiles name:
+#      pulled, else built locally with ../shared/tools/node-base-image.sh (no registry is
+#      reachable here)
 #   1. lint the Dockerfiles (dockerfilelint), validate docker/compose.yaml
 #      and docker/stack.yaml (docker-compose config -q) and the Kubernetes manifests rendered
 #      from docker/k8s by Debian's kubectl 1.20 (kubectl kustomize; schemas from
@@ -94,7 +95,10 @@ trap 'exit 130' INT TERM
 [ -x node_modules/.bin/dockerfilelint ] || fail "node_modules is missing dockerfilelint: run npm ci first"
 
 # ---- 0. engine and base image ---------------------------------------------------------
-step "0/5 Docker engine and node:22-slim"
+# the base images the Dockerfiles name (FROM node:<major>-slim), each major once
+mapfile -t node_majors < <(sed -nE 's/^FROM node:([0-9]+)-slim.*/\1/p' docker/Dockerfile docker/lb/Dockerfile | sort -u)
+[ "${#node_majors[@]}" -gt 0 ] || fail "no FROM node:<major>-slim in the Dockerfiles"
+step "0/5 Docker engine and node:$(IFS=,; echo "${node_majors[*]}")-slim"
 if [ -z "${DOCKER_HOST:-}" ] && ! { [ -S /var/run/docker.sock ] && $DOCKER info >/dev/null 2>&1; }; then
   sock=unix://$DOCKERD_DIR/docker.sock
   if command -v docker-compose >/dev/null && DOCKER_HOST=$sock $DOCKER info >/dev/null 2>&1; then
@@ -106,13 +110,17 @@ if [ -z "${DOCKER_HOST:-}" ] && ! { [ -S /var/run/docker.sock ] && $DOCKER info 
 fi
 $DOCKER info >/dev/null 2>&1 || fail "no Docker engine at ${DOCKER_HOST:-/var/run/docker.sock}"
 echo "engine: $($DOCKER version -f '{{.Server.Version}}') at ${DOCKER_HOST:-/var/run/docker.sock}${started_dockerd:+ (started here, pid $started_dockerd)}"
-if ! $DOCKER image inspect node:22-slim >/dev/null 2>&1; then
-  if ! timeout 120 $DOCKER pull -q node:22-slim >/dev/null 2>&1; then
-    echo "node:22-slim cannot be pulled: building it with node-base-image.sh"
-    ENGINE=docker WORK=$NODE_BASE_DIR bash "$TOOLS/node-base-image.sh" 2>&1 | grep -E '^\[time\]|check:' || true
+for major in "${node_majors[@]}"; do
+  base=node:$major-slim
+  if ! $DOCKER image inspect "$base" >/dev/null 2>&1; then
+    if ! timeout 120 $DOCKER pull -q "$base" >/dev/null 2>&1; then
+      echo "$base cannot be pulled: building it with node-base-image.sh"
+      NODE_MAJOR=$major ENGINE=docker WORK=$NODE_BASE_DIR bash "$TOOLS/node-base-image.sh" 2>&1 | grep -E '^\[time\]|check:' || true
+    fi
   fi
-fi
-$DOCKER image inspect node:22-slim >/dev/null 2>&1 || fail "no node:22-slim image"
+  $DOCKER image inspect "$base" >/dev/null 2>&1 || fail "no $base image"
+  echo "$base: node $($DOCKER run --rm --entrypoint node "$base" --version)"
+done
 step_done
 
 # ---- 1. static checks -----------------------------------------------------------------

@@ -16,6 +16,9 @@ const HELP = `npm run load -- [options]
   --server-pid <n>   with --url on this machine: the service's PID, for its CPU time
   --api-key <key>    sent as Authorization: Bearer <key>
   --workers <n>      WORKERS for the spawned service (default: the service's own)
+  --node <path>      the node binary that runs the spawned servers (default: this one)
+  --no-start-flags   spawn the servers without npm start's V8 flags and glibc tunable
+                     (load/processes.ts), to measure what they buy
   --out <dir>        where results.json, RESULTS.md and results.svg go
                      (default load/; with --short, dist-load/short/)
 `;
@@ -23,7 +26,7 @@ const HELP = `npm run load -- [options]
 export interface Options {
   duration: number; warmup: number; connections: number | null; short: boolean; only: string[];
   url: string | null; echoUrl: string | null; floorUrl: string | null; serverPid: number | null; apiKey: string | null;
-  workers: string | null; out: string;
+  workers: string | null; node: string; startFlags: boolean; out: string;
 }
 
 export function options(root: string): Options {
@@ -33,6 +36,7 @@ export function options(root: string): Options {
       short: { type: 'boolean', default: false }, only: { type: 'string' },
       url: { type: 'string' }, 'echo-url': { type: 'string' }, 'floor-url': { type: 'string' }, 'server-pid': { type: 'string' },
       'api-key': { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' },
+      node: { type: 'string' }, 'no-start-flags': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -61,6 +65,8 @@ export function options(root: string): Options {
     serverPid: values['server-pid'] === undefined ? null : number('server-pid', values['server-pid'], 0, 1),
     apiKey: values['api-key'] ?? null,
     workers: values.workers ?? null,
+    node: values.node === undefined ? process.execPath : resolve(values.node),
+    startFlags: !values['no-start-flags'],
     out: resolve(values.out ?? (short ? join(root, 'dist-load', 'short') : join(root, 'load'))),
   };
 }

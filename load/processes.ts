@@ -56,11 +56,16 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** which node runs the servers, and whether with the start-up settings (for A/B runs of them) */
+export interface Runtime { node: string; startFlags: boolean }
+
+export const THIS_RUNTIME: Runtime = { node: process.execPath, startFlags: true };
+
 /** starts `node NODE_FLAGS script` with SERVICE_ENV, PORT and HOST set, resolves once GET /readyz answers 200 */
-export async function spawnServer(name: string, script: string, env: Record<string, string>): Promise<Spawned> {
+export async function spawnServer(name: string, script: string, env: Record<string, string>, runtime: Runtime = THIS_RUNTIME): Promise<Spawned> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...NODE_FLAGS, script], {
-    env: { ...process.env, ...SERVICE_ENV, ...env, PORT: String(port), HOST: '127.0.0.1' },
+  const child = spawn(runtime.node, [...(runtime.startFlags ? NODE_FLAGS : []), script], {
+    env: { ...process.env, ...(runtime.startFlags ? SERVICE_ENV : {}), ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

@@ -170,18 +170,20 @@ async function main(): Promise<number> {
     } else {
       const env: Record<string, string> = { LOG_LEVEL: 'warn' };
       if (o.workers !== null) env.WORKERS = o.workers;
-      const svc = await spawnServer('service', join(snapshotService(), 'dist', 'server.js'), env);
+      const runtime = { node: o.node, startFlags: o.startFlags };
+      const svc = await spawnServer('service', join(snapshotService(), 'dist', 'server.js'), env, runtime);
       spawned.push(svc);
-      const ech = await spawnServer('echo', join(ROOT, 'dist-load', 'echo-server.js'), {});
+      const ech = await spawnServer('echo', join(ROOT, 'dist-load', 'echo-server.js'), {}, runtime);
       spawned.push(ech);
-      const flo = await spawnServer('floor', join(ROOT, 'dist-load', 'floor-server.js'), {});
+      const flo = await spawnServer('floor', join(ROOT, 'dist-load', 'floor-server.js'), {}, runtime);
       spawned.push(flo);
       service = { target: 'service', base: svc.base, pid: svc.pid };
       echo = { target: 'echo', base: ech.base, pid: ech.pid };
       floor = { target: 'floor', base: flo.base, pid: flo.pid };
     }
     const how = o.short && o.duration === 0 ? 'short: a fixed number of requests per run' : `${o.duration} s per run after ${o.warmup} s warm-up`;
-    process.stdout.write(`load: ${list.length} scenarios, ${o.connections ?? 'per-scenario'} connections, ${how}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}\n`);
+    const servers = o.url === null ? `; servers on node ${o.node}${o.startFlags ? '' : ' without the start-up flags'}` : '';
+    process.stdout.write(`load: ${list.length} scenarios, ${o.connections ?? 'per-scenario'} connections, ${how}${servers}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}\n`);
 
     const figures: ScenarioFigures[] = [];
     for (let i = 0; i < list.length; i++) {
@@ -212,6 +214,7 @@ async function main(): Promise<number> {
       options: {
         short: o.short, duration: o.short && o.duration === 0 ? null : o.duration, warmup: o.warmup, connections: o.connections,
         url: o.url, echoUrl: o.echoUrl, floorUrl: o.floorUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
+        node: o.url === null ? o.node : undefined, startFlags: o.url === null ? o.startFlags : undefined,
       },
       scenarios: figures,
     };
