@@ -179,7 +179,8 @@ node docker/smoke.mjs "http://127.0.0.1:$port" 1 || fail "requests to the contai
 pass "RMSNorm and LayerNorm answers checked; 1 worker thread under a 1-CPU quota"
 
 # every process in the container, PID 1 (tini) and the server, runs as uid 1000
-procs=$($DOCKER exec "$SINGLE" sh -c 'for s in /proc/[0-9]*/status; do awk "/^Name:/{n=\$2} /^Uid:/{print n\":\"\$2}" "$s"; done' 2>/dev/null | sort -u | tr '\n' ' ')
+# (named by their executable: Node 24 names its main thread, and so the process, "MainThread")
+procs=$($DOCKER exec "$SINGLE" sh -c 'for p in /proc/[0-9]*; do exe=$(readlink "$p/exe") || continue; awk -v n="${exe##*/}" "/^Uid:/{print n\":\"\$2}" "$p/status"; done' 2>/dev/null | sort -u | tr '\n' ' ')
 echo "processes (name:uid): $procs"
 echo "$procs" | grep -q 'tini:1000' && echo "$procs" | grep -q 'node:1000' && ! echo "$procs" | grep -qE ':0( |$)' \
   || fail "processes not all non-root: $procs"
