@@ -1,8 +1,8 @@
-// every failure becomes a JSON error body { statusCode, code, error, message } with a code from the table.
+// every failure becomes a coded ServiceError (errors.ts), answered as JSON in its scope's form: the
+// service's { statusCode, code, error, message } unless a dialect registers its own.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isServiceError, serviceError, type ServiceError } from '../errors.js';
-import { isV2Path } from './v2/path.js';
 
 export interface AjvError {
   keyword: string;
@@ -80,17 +80,20 @@ export function toServiceError(error: FastifyError): ServiceError {
   return fromFastify(error);
 }
 
-/** the Open Inference Protocol's paths answer errors in its own form, {"error": message} (OIP.md) */
-const isOip = (url: string) => isV2Path(url.split('?', 1)[0]);
+/** a dialect's error body for a coded error */
+export type ErrorBody = (error: ServiceError) => unknown;
 
-export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
-  reply.code(error.statusCode).type('application/json');
-  if (isOip(reply.request.url)) return reply.send({ error: error.message });
-  return reply.send({ statusCode: error.statusCode, code: error.code, error: STATUS_CODES[error.statusCode] ?? 'Error', message: error.message });
-}
+/** the service's own form (API.md §5), used by /v1 and the service endpoints */
+export const serviceErrorBody: ErrorBody = (error) =>
+  ({ statusCode: error.statusCode, code: error.code, error: STATUS_CODES[error.statusCode] ?? 'Error', message: error.message });
 
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+/**
+ * `scope`'s errors and its not-found answers in the form `body` gives. In a prefixed plugin the
+ * not-found handler is the plugin's own, so its hooks (auth: 401 before 404) run for it too
+ */
+export function registerErrorReplies(scope: FastifyInstance, body: ErrorBody): void {
+  const send = (reply: FastifyReply, error: ServiceError) => reply.code(error.statusCode).type('application/json').send(body(error));
+  scope.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toServiceError(error);
     // 503 and 504 are load shedding and deadlines doing their job, not faults
     if (mapped.statusCode === 500) request.log.error({ err: error }, 'request failed');
@@ -100,8 +103,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // is sending what it declared: keep the connection, and Node reads any rest of the body and
     // throws it away (nothing is held for it) before the next request on the connection
     if (mapped.code === 'NORM_ERR_OVERLOADED') reply.removeHeader('connection');
-    return sendError(reply, mapped);
+    return send(reply, mapped);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, serviceError('notFound', request.method, request.url.split('?')[0])));
+  scope.setNotFoundHandler((request, reply) => send(reply, serviceError('notFound', request.method, request.url.split('?')[0])));
 }

@@ -1,13 +1,8 @@
-// what both dialects do around the pipeline: the timeout header's verdict, the test-only fault
-// header, and the Server-Timing header of a successful answer.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// what the Fastify dialects do around the pipeline: the test-only fault header, and the
+// Server-Timing header of a successful answer.
+import type { FastifyRequest } from 'fastify';
 import type { Timings } from '../jobs/pipeline.js';
 import type { TaskFault } from '../pool/protocol.js';
-
-/** a bad X-Request-Timeout-Ms is answered after the body (400s come after 413) */
-export function checkTimeoutHeader(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  done(request.timeoutHeaderError ?? undefined);
-}
 
 export function serverTiming(t: Timings): string {
   return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;

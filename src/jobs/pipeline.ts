@@ -1,7 +1,6 @@
 // the one pipeline every dialect feeds: check → allocate → run → encode. A dialect turns its wire form
 // into items (an operation, its body, the path that names its fields) and sends back what comes out.
 import { DTYPES } from '../codec/dtype.js';
-import type { Encoding } from '../codec/write-tensor.js';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
@@ -15,12 +14,11 @@ import { allocateRowJob } from './allocate.js';
 import { allocateChannelJob } from './allocate-channels.js';
 import { rowCount, type CheckedRequest } from './checked-request.js';
 import type { Job } from './job.js';
-import type { Deadline } from './deadline.js';
-import { directPrefix, encodeResponse } from './response.js';
+import type { Cancellation } from '../engine/cancellation.js';
 import { runJobs } from './run.js';
 
-/** what the pipeline runs on: one per app, shared by the dialects */
-export interface Engine {
+/** what the pipeline runs on: the engine's (engine/engine.ts) */
+export interface PipelineResources {
   pool: NormPool;
   slabs: SlabPool;
   /** this thread's SIMD kernels: inline work and per-request preparation */
@@ -44,11 +42,6 @@ export interface AnswerFormat {
   encode(jobs: Job[]): Buffer | string;
 }
 
-/** /v1's answers: §2 responses, `{results: […]}` for a batch, in the negotiated encoding */
-export function v1Answer(encoding: Encoding, batch: boolean): AnswerFormat {
-  return { prefix: (req) => directPrefix(req, encoding, batch), encode: (jobs) => encodeResponse(jobs, encoding, batch) };
-}
-
 export interface PipelineRequest {
   items: PipelineItem[];
   /** JSON bodies cannot carry non-finite numbers except by overflow, which is then an error */
@@ -56,14 +49,17 @@ export interface PipelineRequest {
   answer: AnswerFormat;
   /** holds the request's slabs (its body's already) */
   lease: Lease;
-  deadline: Deadline;
+  /** fires at the deadline or when the client goes away: queued work is dropped, the answer is a 504 */
+  cancellation: Cancellation;
   fault: TaskFault | null;
 }
 
 /** ms spent in each phase, for Server-Timing */
 export interface Timings { decode: number; queue: number; compute: number; encode: number }
 
-export async function runPipeline(engine: Engine, req: PipelineRequest): Promise<{ payload: Buffer | string; timings: Timings }> {
+export interface PipelineResult { payload: Buffer | string; timings: Timings }
+
+export async function runPipeline(engine: PipelineResources, req: PipelineRequest): Promise<PipelineResult> {
   const started = performance.now();
   // every item is checked before any memory is taken: an invalid batch computes nothing
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
@@ -75,7 +71,7 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
     jobs.push(job);
   }
   const runStarted = performance.now();
-  const run = runJobs(jobs, { ...engine, deadline: req.deadline, fault: req.fault });
+  const run = runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault });
   let jobTimings;
   try {
     jobTimings = await run.result;
@@ -100,7 +96,7 @@ export async function runPipeline(engine: Engine, req: PipelineRequest): Promise
   };
 }
 
-function allocateJob(engine: Engine, req: CheckedRequest, prefix: Buffer | null): Job {
+function allocateJob(engine: PipelineResources, req: CheckedRequest, prefix: Buffer | null): Job {
   return req.layout === 'rows'
     ? allocateRowJob(req, engine.slabs, engine.pool.workers, engine.wasm, prefix)
     : allocateChannelJob(req, engine.slabs, engine.pool.workers, prefix);

@@ -7,7 +7,7 @@ import { TaskAborted, type NormPool } from '../pool/pool.js';
 import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job, Phase } from './job.js';
-import type { Deadline } from './deadline.js';
+import type { Cancellation } from '../engine/cancellation.js';
 
 export interface JobTiming {
   /** ms from submission until the last task started */
@@ -23,7 +23,7 @@ export interface RunContext {
   /** this thread's SIMD kernels, for work done inline */
   wasm: WasmKernels;
   /** fires at the deadline or when the client goes away */
-  deadline: Deadline;
+  cancellation: Cancellation;
   fault: TaskFault | null;
 }
 
@@ -36,7 +36,7 @@ const SETTLED = Promise.resolve();
 
 /**
  * runs the jobs; `result` settles with their timings, or rejects at the first failure or as soon
- * as ctx.deadline fires (then queued tasks are told to do nothing). `settled` resolves once no task
+ * as ctx.cancellation fires (then queued tasks are told to do nothing). `settled` resolves once no task
  * can touch the jobs' memory any more: only then may their slabs be reused.
  */
 export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTiming[]>; settled: Promise<void> } {
@@ -49,13 +49,13 @@ export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTimi
     }
   });
   // every job was computed inline, here and now: no promise per job
-  if (!ctx.deadline.aborted && !started.some((s) => s instanceof Promise)) {
+  if (!ctx.cancellation.cancelled && !started.some((s) => s instanceof Promise)) {
     return { result: Promise.resolve(started as JobTiming[]), settled: SETTLED };
   }
   const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));
   const settled = work.then(() => undefined, () => undefined);
   const result = new Promise<JobTiming[]>((resolve, reject) => {
-    ctx.deadline.onAbort(() => {
+    ctx.cancellation.onCancel(() => {
       // drop what has not started; what has, finishes (`settled` waits for it)
       for (const { task, controller } of queued) {
         const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
@@ -63,7 +63,7 @@ export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTimi
       }
       reject(new TaskAborted('the request was dropped'));
     });
-    work.then(resolve, reject).finally(() => ctx.deadline.onAbort(null));
+    work.then(resolve, reject).finally(() => ctx.cancellation.onCancel(null));
   });
   return { result, settled };
 }
@@ -109,8 +109,8 @@ function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | 
   const elements = units * phase.elementsPerUnit;
   const submittedAt = performance.timeOrigin + performance.now();
   if (units === 0) return { queueMs: 0, computeMs: 0 };
-  if (ctx.deadline.aborted) {
-    // dropped before it started (the deadline passed while its body arrived): still dropped work
+  if (ctx.cancellation.cancelled) {
+    // dropped before it started (cancelled while its body arrived): still dropped work
     ctx.metrics.tasks.inc({ outcome: 'aborted' });
     return { queueMs: 0, computeMs: 0 };
   }

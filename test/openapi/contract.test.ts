@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { closeApp } from '../helpers/fault-gate.js';
 import type { Config } from '../../src/config.js';
-import { requestExamples, responseExamples, errorExamples, inferExamples, oipErrorExamples } from '../../src/http/openapi/examples.js';
+import { errorExamples } from '../../src/http/openapi/examples.js';
+import { requestExamples, responseExamples } from '../../src/http/v1/openapi-examples.js';
+import { inferExamples, oipErrorExamples } from '../../src/http/v2/openapi-examples.js';
 import { API_KEY, corpus, type AppName, type Probe } from './corpus.js';
 import { loadContract, readDocument, type Contract } from './contract.js';
 

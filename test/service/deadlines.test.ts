@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { closeApp, faultGate } from '../helpers/fault-gate.js';
 import { buildReadyApp, metricValue, MSGPACK, msgpackBody } from './helpers.js';
-import type { Deadline } from '../../src/jobs/deadline.js';
+import type { Cancellation } from '../../src/engine/cancellation.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 // 4 rows of 8: with inlineMaxElements 0 every request is one pool task
@@ -29,12 +29,12 @@ afterEach(async () => {
   app = undefined;
 });
 
-/** the deadline of every request, in arrival order: tests wait on it firing rather than on a clock */
-const deadlines: Deadline[] = [];
+/** the cancellation of every admitted request, in arrival order: tests wait on it firing rather than on a clock */
+const deadlines: Cancellation[] = [];
 const deadlineSpy = (a: FastifyInstance) => {
   deadlines.length = 0;
   a.addHook('preParsing', (request, _reply, payload, done) => {
-    if (request.deadline !== null) deadlines.push(request.deadline);
+    if (request.cancellation != null) deadlines.push(request.cancellation);
     done(null, payload);
   });
 };
@@ -93,7 +93,7 @@ describe('a request whose deadline passes behind blocked work', () => {
       req.flushHeaders();
       // the rest of the body comes once the 5 ms deadline has fired: the handler must not queue the work
       req.write(BODY.slice(0, 10));
-      vi.waitFor(() => expect(deadlines[0]?.aborted).toBe(true)).then(() => req.end(BODY.slice(10)), reject);
+      vi.waitFor(() => expect(deadlines[0]?.cancelled).toBe(true)).then(() => req.end(BODY.slice(10)), reject);
     });
     expect(res.status).toBe(504);
     expect(JSON.parse(res.body)).toEqual(DEADLINE);
@@ -171,7 +171,7 @@ describe('a task that started before its deadline', () => {
     const answer = post({ 'x-test-fault': 'block' });
     await gate.blocked(1);
     // what the deadline's timer does when it fires, done once the task is surely running
-    deadlines[0].abort();
+    deadlines[0].cancel();
     const res = await answer;
     expect(res.statusCode).toBe(504);
     expect(res.json()).toEqual(DEADLINE);

@@ -5,14 +5,19 @@ import { readFileSync } from 'node:fs';
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
-import { requestExamples } from './examples.js';
-import { tidyDocument } from './tidy.js';
-import { MSGPACK_TYPES } from '../media-types.js';
 import { refuseQuery } from '../service-routes.js';
 import { registerReference } from './reference.js';
-import { inferRequestDoc } from './oip-schemas.js';
-import { errorResponse, KEY_SECURITY, tensorMsgpack, v1RequestHeaders } from './response-schemas.js';
+import { errorResponse } from './response-schemas.js';
 import { serviceRouteSchemas } from './service-schemas.js';
+import { tidyDocument } from './tidy.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** what the document shows for this route, when not its schema as fastify validates with it:
+     *  a dialect documents what its route reads by hand (the infer body) or decodes first (msgpack) */
+    openapi?: (schema: FastifySchema) => FastifySchema;
+  }
+}
 
 // src/http/openapi and dist/http/openapi both sit three levels below the package root
 const PACKAGE: { version: string; license: string } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
@@ -38,50 +43,18 @@ const DESCRIPTION = `RMSNorm, LayerNorm, BatchNorm and GroupNorm over HTTP: in m
 
 type Json = Record<string, unknown>;
 
-/** a msgpack tensor as ajv checks it: its data carries the annotation x-msgpack-data */
-const isMsgpackTensor = (node: Json) =>
-  typeof node.properties === 'object' && node.properties !== null && 'x-msgpack-data' in ((node.properties as Json).data as Json ?? {});
-
-/** documents msgpack data as bin, a list, or a msgpack-numpy ndarray: what the codec accepts, not what ajv checks */
-function documentMsgpack(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(documentMsgpack);
-  if (typeof node !== 'object' || node === null) return node;
-  const object = node as Json;
-  if (isMsgpackTensor(object)) return { ...tensorMsgpack, ...(typeof object.description === 'string' ? { description: object.description } : {}) };
-  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, documentMsgpack(v)]));
-}
-
-/** names each request body, adds its examples, and documents msgpack tensors */
-function documentBody(body: { content: Record<string, { schema: Json }> }, url: string) {
-  const op = url.slice('/v1/'.length) as keyof typeof requestExamples;
-  const name = `${op[0].toUpperCase()}${op.slice(1)}Request`;
-  const content: Record<string, { schema: Json }> = {};
-  for (const [type, { schema }] of Object.entries(body.content)) {
-    const msgpack = (MSGPACK_TYPES as readonly string[]).includes(type);
-    content[type] = {
-      schema: { title: msgpack ? `${name}Msgpack` : name, ...(msgpack ? documentMsgpack(schema) as Json : schema), 'x-examples': requestExamples[op] },
-    };
-  }
-  return { content };
-}
-
 /** documentation only: the schema fastify validates with is untouched */
 const transform: SwaggerTransform = ({ schema, url, route }) => {
   // Swagger UI hides its own routes; its page (at /docs and /docs/) is an endpoint of the contract
   if (url === '/docs/' && route.method === 'GET') return { schema: serviceRouteSchemas['/docs'] as FastifySchema, url: '/docs' };
   if (schema === undefined || schema === null) return { schema: serviceRouteSchemas[url] as FastifySchema, url };
-  // the infer body is documented here and never in the route's schema, where fastify would compile
-  // and run a validator for it: the route reads the body raw into shared memory whatever its
-  // Content-Type, and its handler checks it in OIP's words (bare NaN tokens, binary blocks)
-  if (url.startsWith('/v2/') && url.endsWith('/infer')) return { schema: { ...schema, ...inferRequestDoc } as FastifySchema, url };
-  if (!url.startsWith('/v1/')) return { schema, url };
-  const body = schema.body as { content: Record<string, { schema: Json }> };
-  return { schema: { ...schema, body: documentBody(body, url), headers: v1RequestHeaders, security: KEY_SECURITY }, url };
+  const document = (route.config as { openapi?: (schema: FastifySchema) => FastifySchema } | undefined)?.openapi;
+  return { schema: document === undefined ? schema : document(schema), url };
 };
 
-const transformObject: SwaggerTransformObject = (document) => tidyDocument((document as { openapiObject: Json }).openapiObject) as never;
-
-export async function registerDocs(app: FastifyInstance): Promise<void> {
+/** `descriptions`: what each named component says about itself, from every dialect */
+export async function registerDocs(app: FastifyInstance, descriptions: Readonly<Record<string, string>>): Promise<void> {
+  const transformObject: SwaggerTransformObject = (document) => tidyDocument((document as { openapiObject: Json }).openapiObject, descriptions) as never;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

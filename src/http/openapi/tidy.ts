@@ -2,9 +2,6 @@
 // answers shared by operations become components.responses, and every map is put in a fixed order,
 // so the checked-in document diffs cleanly.
 import { isDeepStrictEqual } from 'node:util';
-import { isV2Path } from '../v2/path.js';
-import { oipComponentDescriptions } from './oip-bodies.js';
-import { componentDescriptions } from './response-schemas.js';
 
 type Json = Record<string, unknown>;
 
@@ -19,7 +16,6 @@ const OIP_RESPONSE_NAMES: Readonly<Record<string, string>> = {
   400: 'OipBadRequest', 401: 'OipUnauthorized', 404: 'OipNotFound', 408: 'OipRequestTimeout', 413: 'OipPayloadTooLarge',
   415: 'OipUnsupportedMediaType', 500: 'OipInternalError', 503: 'OipServiceUnavailable', 504: 'OipGatewayTimeout',
 };
-const DESCRIPTIONS: Readonly<Record<string, string>> = { ...componentDescriptions, ...oipComponentDescriptions };
 const SCHEMAS = '#/components/schemas/';
 /** response headers the server always sends with that answer */
 const ALWAYS_SENT_HEADERS = new Set(['Server-Timing', 'Retry-After']);
@@ -34,6 +30,9 @@ class Components {
   readonly schemas: Json = {};
   readonly responses: Json = {};
 
+  /** `descriptions`: what each named component says about itself (the dialects give them) */
+  constructor(private readonly descriptions: Readonly<Record<string, string>>) {}
+
   /** depth first, so a component refers to the components inside it; example values are data, not schemas */
   hoistSchemas(node: unknown): unknown {
     if (Array.isArray(node)) return node.map((item) => this.hoistSchemas(item));
@@ -43,7 +42,7 @@ class Components {
     if (typeof out.title !== 'string' || !('type' in out || 'oneOf' in out || 'anyOf' in out)) return out;
     const title = out.title;
     const core = without(out, 'description');
-    const own = DESCRIPTIONS[title];
+    const own = this.descriptions[title];
     const existing = this.schemas[title];
     if (existing === undefined) {
       this.schemas[title] = own === undefined ? core : { ...core, description: own };
@@ -95,18 +94,25 @@ function tidyOperation(operation: Json, components: Components): Json {
   return out;
 }
 
-/** /v1 paths first, then /v2 (the Open Inference Protocol), then the service endpoints, each group in alphabetical order */
-const group = (path: string) => (path.startsWith('/v1/') ? 0 : isV2Path(path) ? 1 : 2);
-const pathOrder = (a: string, b: string) => group(a) - group(b) || a.localeCompare(b);
+/** paths grouped by their operations' tag, in the order of the document's tags, each group in alphabetical order */
+function pathOrder(document: Json): (a: string, b: string) => number {
+  const tags = ((document.tags ?? []) as { name: string }[]).map((t) => t.name);
+  const group = (path: string) => {
+    const operations = Object.values((document.paths as Json)[path] as Json) as { tags?: string[] }[];
+    const tag = operations.find((o) => o.tags !== undefined)?.tags?.[0];
+    return tag === undefined ? tags.length : tags.indexOf(tag);
+  };
+  return (a, b) => group(a) - group(b) || a.localeCompare(b);
+}
 
-export function tidyDocument(document: Json): Json {
-  const components = new Components();
+export function tidyDocument(document: Json, descriptions: Readonly<Record<string, string>>): Json {
+  const components = new Components(descriptions);
   const given = (document.components ?? {}) as Json;
   for (const [name, response] of Object.entries((given.responses ?? {}) as Json)) {
     components.responses[name] = tidyResponse(components.hoistSchemas(response) as Json);
   }
   const paths: Json = {};
-  for (const [path, item] of Object.entries(sorted(document.paths as Json, pathOrder))) {
+  for (const [path, item] of Object.entries(sorted(document.paths as Json, pathOrder(document)))) {
     const operations: Json = {};
     for (const [method, operation] of Object.entries(sorted(item as Json))) operations[method] = tidyOperation(operation as Json, components);
     paths[path] = operations;

@@ -2,23 +2,22 @@
 // its Content-Type (the Python client sends none), the JSON header parsed, binary inputs viewed where
 // they lie; then the same checks, pipeline and kernels as /v1, and the answer in OIP's form.
 import { Ajv } from 'ajv';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { Config } from '../../config.js';
+import type { Engine } from '../../engine/engine.js';
 import { isServiceError, serviceError } from '../../errors.js';
-import { runPipeline, type Engine } from '../../jobs/pipeline.js';
 import { OP_NAMES, type OpName } from '../../ops/registry.js';
+import type { AdmissionHooks } from '../admission-hook.js';
 import { readBodyIntoSlab } from '../body-reader.js';
 import { validationError, type AjvError } from '../error-handler.js';
-import { createAdmissionHook, type ServiceState } from '../guards.js';
-import { oipRouteSchemas } from '../openapi/oip-schemas.js';
-import { checkTimeoutHeader, serverTiming, testFault } from '../request-context.js';
+import { serverTiming, testFault } from '../request-context.js';
 import { AJV_OPTIONS, opFieldsSchema } from '../v1/schemas.js';
 import { oipMessage } from './datatypes.js';
 import { oipAnswer } from './infer-answer.js';
 import { readInferRequest } from './infer-request.js';
 import { modelFor } from './models.js';
 import { parseOipJson } from './oip-json.js';
+import { inferRequestDoc } from './openapi-routes.js';
 
 interface ModelParams { model: string; version?: string }
 
@@ -42,10 +41,11 @@ function checkEncoding(request: FastifyRequest, _reply: FastifyReply, done: (err
   done(serviceError('contentEncoding', encoding.slice(0, 32)));
 }
 
-export async function registerInferRoutes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): Promise<void> {
+/** `schemaOf`: the route's schema (params and answers) for its path under /v2 */
+export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, checkTimeoutHeader }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
+  const { config } = engine;
   const ajv = new Ajv({ ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] });
   const validators = Object.fromEntries(OP_NAMES.map((op) => [op, ajv.compile(opFieldsSchema(op))])) as Record<OpName, ReturnType<Ajv['compile']>>;
-  const admit = createAdmissionHook(config, state);
 
   await app.register(async (scope) => {
     // any Content-Type, or none: the body goes into shared memory as it arrives
@@ -66,18 +66,16 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       try {
         const validate = validators[model.op];
         if (!validate(infer.body)) throw validationError(validate.errors as AjvError[]);
-        if (infer.timeoutMs !== null) {
-          const timer = setTimeout(() => request.deadline.abort(), Math.max(0, Math.min(infer.timeoutMs, config.requestTimeoutMs) - reply.elapsedTime));
-          reply.raw.once('close', () => clearTimeout(timer));
-        }
+        // OIP's timeout parameter can only bring the request's deadline forward
+        if (infer.timeoutMs !== null) request.cancellation.shortenTo(infer.timeoutMs);
         const answer = oipAnswer(name, infer);
         const parsedMs = performance.now() - started;
-        const { payload, timings } = await runPipeline(engine, {
+        const { payload, timings } = await engine.run({
           items: [{ op: model.op, body: infer.body, path: '' }],
           fromJson: true,
           answer: answer.format,
           lease: request.lease,
-          deadline: request.deadline,
+          cancellation: request.cancellation,
           fault: config.faultInjection ? testFault(request) : null,
         });
         reply.header('server-timing', serverTiming({ ...timings, decode: parsedMs + timings.decode }));
@@ -91,9 +89,15 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
     };
     // the schema has params and answers only: the body is documented by the OpenAPI transform
     // (openapi/document.ts), never validated by fastify (the handler reads and checks it)
-    const options = { onRequest: [checkEncoding, admit], preValidation: checkTimeoutHeader };
-    for (const prefix of ['/v2/models/:model', '/v2/models/:model/versions/:version']) {
-      scope.post(`${prefix}/infer`, { ...options, schema: oipRouteSchemas[`${prefix}/infer`] }, handler);
+    // the infer body is documented through the route's `openapi` config, never in its schema, where
+    // fastify would compile and run a validator for it: the body is read raw into shared memory
+    // whatever its Content-Type, and the handler checks it in OIP's words (bare NaN tokens, binary blocks)
+    const options = {
+      onRequest: [checkEncoding, admit], preValidation: checkTimeoutHeader,
+      config: { openapi: (schema: FastifySchema) => ({ ...schema, ...inferRequestDoc }) as FastifySchema },
+    };
+    for (const prefix of ['/models/:model', '/models/:model/versions/:version']) {
+      scope.post(`${prefix}/infer`, { ...options, schema: schemaOf(`${prefix}/infer`) }, handler);
     }
   });
 }

@@ -1,16 +1,21 @@
-// the /v1 dialect (API.md §2–§4): POST /v1/<op> for every operation of the table, and /v1/batch.
-// A thin adapter: media types and Accept from the headers, the body's items into the pipeline,
-// its answer out with Server-Timing.
+// the /v1 dialect (API.md §2–§4) as a Fastify plugin registered under /v1: POST /v1/<op> for every
+// operation of the table, and /v1/batch; its API keys, admission, body parsers and not-found answer.
+// A thin adapter: media types and Accept from the headers, the body's items into the engine's
+// pipeline, its answer out with Server-Timing.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../config.js';
 import type { Encoding } from '../../codec/write-tensor.js';
+import type { Engine } from '../../engine/engine.js';
 import { serviceError } from '../../errors.js';
-import { runPipeline, v1Answer, type Engine, type PipelineItem } from '../../jobs/pipeline.js';
-import { checkTimeoutHeader, serverTiming, testFault } from '../request-context.js';
+import type { PipelineItem } from '../../jobs/pipeline.js';
 import { OP_NAMES, type OpName } from '../../ops/registry.js';
-import { createAdmissionHook, type ServiceState } from '../guards.js';
+import { admissionHooks } from '../admission-hook.js';
+import { authHook } from '../auth-hook.js';
+import { registerBodyParsers } from '../body-parsers.js';
+import { registerErrorReplies, serviceErrorBody } from '../error-handler.js';
 import { encodingOf, essence, negotiate } from '../media-types.js';
-import { batchRouteDoc, opRouteDoc } from '../openapi/response-schemas.js';
+import { serverTiming, testFault } from '../request-context.js';
+import { v1Answer } from './answer.js';
+import { batchRouteDoc, documentRoute, opRouteDoc } from './openapi.js';
 import { batchBodySchema, opBodySchema } from './schemas.js';
 
 interface Negotiated { requestEncoding: Encoding; responseType: string; responseEncoding: Encoding }
@@ -37,20 +42,29 @@ function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (e
 }
 
 
-export function registerV1Routes(app: FastifyInstance, engine: Engine, config: Readonly<Config>, state: ServiceState): void {
-  app.decorateRequest('negotiated', null as unknown as Negotiated);
-  app.decorateRequest('deadline', null as unknown as FastifyRequest['deadline']);
-  app.decorateRequest('timeoutHeaderError', null);
-  const admit = createAdmissionHook(config, state);
+export interface V1Options {
+  engine: Engine;
+  /** the event loop is too late to take new work (MAX_EVENT_LOOP_DELAY_MS): /v1 sheds it; null when off */
+  isLate: (() => boolean) | null;
+}
+
+export async function v1Dialect(scope: FastifyInstance, { engine, isLate }: V1Options): Promise<void> {
+  const { config } = engine;
+  const authenticate = authHook(engine);
+  if (authenticate !== null) scope.addHook('onRequest', authenticate);
+  registerErrorReplies(scope, serviceErrorBody);
+  registerBodyParsers(scope, config, engine.slabs);
+  scope.decorateRequest('negotiated', null as unknown as Negotiated);
+  const { admit, checkTimeoutHeader } = admissionHooks(scope, engine, isLate);
 
   async function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean) {
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
-    const { payload, timings } = await runPipeline(engine, {
+    const { payload, timings } = await engine.run({
       items,
       fromJson: requestEncoding === 'json',
       answer: v1Answer(responseEncoding, batch),
       lease: request.lease,
-      deadline: request.deadline,
+      cancellation: request.cancellation,
       fault: config.faultInjection ? testFault(request) : null,
     });
     reply.header('server-timing', serverTiming({ ...timings, decode: request.parseMs + timings.decode }));
@@ -59,11 +73,11 @@ export function registerV1Routes(app: FastifyInstance, engine: Engine, config: R
 
   const hooks = { onRequest: [checkMediaTypes, admit], preValidation: checkTimeoutHeader };
   for (const op of OP_NAMES) {
-    app.post(`/v1/${op}`, { schema: { ...opRouteDoc(op), body: opBodySchema(op) }, ...hooks }, (request, reply) =>
+    scope.post(`/${op}`, { schema: { ...opRouteDoc(op), body: opBodySchema(op) }, config: { openapi: documentRoute(op) }, ...hooks }, (request, reply) =>
       respond(request, reply, [{ op, body: request.body as Record<string, unknown>, path: '' }], false));
   }
 
-  app.post('/v1/batch', { schema: { ...batchRouteDoc(), body: batchBodySchema() }, ...hooks }, (request, reply) => {
+  scope.post('/batch', { schema: { ...batchRouteDoc(), body: batchBodySchema() }, config: { openapi: documentRoute('batch') }, ...hooks }, (request, reply) => {
     const { requests } = request.body as { requests: ({ op: OpName } & Record<string, unknown>)[] };
     return respond(request, reply, requests.map(({ op, ...body }, i) => ({ op, body, path: `requests[${i}].` })), true);
   });

@@ -1,14 +1,14 @@
 // route schemas of the Open Inference Protocol's routes (OIP.md, docs/api.md §12), by route URL:
-// src/http/v2 attaches them as `schema`. fastify serializes the metadata answers and the {"error"}
+// plugin.ts attaches them as `schema`. fastify serializes the metadata answers and the {"error"}
 // bodies with them; the infer answers are sent as the bytes the pipeline wrote (a string or a Buffer,
-// which fastify never serializes). The infer request is documented by inferRequestDoc, which
-// document.ts adds in its transform only (see there).
+// which fastify never serializes). The infer request is documented by inferRequestDoc, which the
+// infer routes give the document through their `openapi` config only (see openapi/document.ts).
 import { OP_NAMES } from '../../ops/registry.js';
 import { JSON_TYPE } from '../media-types.js';
-import { EXTENSIONS, MODEL_VERSION, PLATFORM } from '../v2/models.js';
-import { inferExamples, oipErrorExamples } from './examples.js';
-import { binaryBody, inferenceRequest, inferenceResponse } from './oip-bodies.js';
-import { ERROR_WHEN, json, KEY_SECURITY, retryAfter, serverTiming, v1RequestHeaders } from './response-schemas.js';
+import { admissionRequestHeaders, ERROR_WHEN, json, KEY_SECURITY, retryAfter, serverTiming } from '../openapi/response-schemas.js';
+import { binaryBody, inferenceRequest, inferenceResponse } from './openapi-bodies.js';
+import { inferExamples, oipErrorExamples } from './openapi-examples.js';
+import { EXTENSIONS, MODEL_VERSION, PLATFORM } from './models.js';
 
 const OCTET_TYPE = 'application/octet-stream';
 
@@ -198,7 +198,7 @@ export const inferRequestDoc = {
         description: 'a binary body: its first this many bytes are the JSON, the inputs\' bytes follow; a whole number from 1 to the body\'s length, else a 400',
       },
       'Content-Encoding': { type: 'string', enum: ['identity'], description: 'identity or none; any other is a 415' },
-      ...v1RequestHeaders.properties,
+      ...admissionRequestHeaders.properties,
     },
   },
   body: {

@@ -1,11 +1,11 @@
 // the bodies of the Open Inference Protocol's infer route (OIP.md, docs/api.md §12) as JSON Schema:
-// the request (documentation only, see oip-schemas.ts) and the answer. Each model's parameters are
+// the request (documentation only, see openapi-routes.ts) and the answer. Each model's parameters are
 // derived from its operation's own fields, as src/http/v2/models.ts derives its inputs and outputs.
 import { isDeepStrictEqual } from 'node:util';
 import { OP_NAMES, OPERATIONS } from '../../ops/registry.js';
 import type { Schema } from '../../ops/operation.js';
-import { DATATYPES } from '../v2/datatypes.js';
-import { MODELS, MODEL_VERSION } from '../v2/models.js';
+import { DATATYPES } from './datatypes.js';
+import { MODELS, MODEL_VERSION } from './models.js';
 
 const datatype = { type: 'string', enum: Object.keys(DATATYPES) };
 const shape = { type: 'array', description: 'row-major shape, rank 1 to 8', items: { type: 'integer', minimum: 0 }, minItems: 1, maxItems: 8 };

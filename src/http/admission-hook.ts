@@ -1,0 +1,64 @@
+// the engine's admission (engine/admission.ts) as Fastify hooks, for the routes a dialect subjects to
+// it: the request's deadline from X-Request-Timeout-Ms, its cancellation when the client goes away,
+// and its place in the in-flight count until the answer is out.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Engine } from '../engine/engine.js';
+import type { Cancellation } from '../engine/cancellation.js';
+import { serviceError, type ServiceError } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    cancellation: Cancellation;
+    /** a bad X-Request-Timeout-Ms, answered after the body (400s come after 413) */
+    timeoutHeaderError: ServiceError | null;
+  }
+}
+
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+
+export interface AdmissionHooks {
+  /** onRequest: 503 at a hard limit, else the request is admitted */
+  admit: Hook;
+  /** preValidation: a bad X-Request-Timeout-Ms is answered after the body (400s come after 413) */
+  checkTimeoutHeader: Hook;
+}
+
+/** the deadline is min(REQUEST_TIMEOUT_MS, X-Request-Timeout-Ms); "decimal digits only, ≥ 1" */
+function timeoutFor(request: FastifyRequest, defaultMs: number): number {
+  const header = request.headers['x-request-timeout-ms'];
+  if (header === undefined) return defaultMs;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    request.timeoutHeaderError = serviceError('timeoutHeader', value.slice(0, 32));
+    return defaultMs;
+  }
+  return Math.min(Number(value), defaultMs);
+}
+
+/**
+ * decorates `scope`'s requests and gives its hooks. `isLate`: the event loop is too late to take new
+ * work (MAX_EVENT_LOOP_DELAY_MS), for a dialect that sheds on it; null for one that does not
+ */
+export function admissionHooks(scope: FastifyInstance, engine: Engine, isLate: (() => boolean) | null): AdmissionHooks {
+  scope.decorateRequest('cancellation', null as unknown as Cancellation);
+  scope.decorateRequest('timeoutHeaderError', null);
+  const { admission, config } = engine;
+  return {
+    admit(request, reply, done) {
+      if (isLate?.()) return done(serviceError('overloaded'));
+      let admitted;
+      try {
+        admitted = admission.admit(timeoutFor(request, config.requestTimeoutMs));
+      } catch (err) {
+        return done(err as Error);
+      }
+      // closed before the answer was written: the client went away, its queued work is dropped
+      reply.raw.once('close', () => admitted.end(reply.raw.writableFinished));
+      request.cancellation = admitted.cancellation;
+      done();
+    },
+    checkTimeoutHeader(request, _reply, done) {
+      done(request.timeoutHeaderError ?? undefined);
+    },
+  };
+}
