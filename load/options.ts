@@ -9,7 +9,7 @@ const HELP = `npm run load -- [options]
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large)
   --short            CI mode: a fixed small number of requests per run, 2 connections, no warm-up
-  --only <a,b>       only scenarios whose id contains one of these (e.g. small,rmsnorm/large)
+  --only <a,b>       only scenarios whose id contains one of these, in that order (e.g. small,rmsnorm/large)
   --url <base>       aim at a running deployment instead of spawning the service
   --echo-url <base>  with --url: an echo baseline already running (node dist-load/echo-server.js)
   --floor-url <base> with --url: a transport floor already running (node dist-load/floor-server.js)
