@@ -4,7 +4,7 @@
 // task has finished, the two sampled alternately so drift hits both alike.
 import { defaults } from '../dist/config.js';
 import type { Job } from '../dist/jobs/job.js';
-import { Deadline } from '../dist/jobs/deadline.js';
+import { Cancellation } from '../dist/engine/cancellation.js';
 import { runJobs, type RunContext } from '../dist/jobs/run.js';
 import { loadWasmKernels, type WasmKernels } from '../dist/kernels/wasm-kernels.js';
 import { createSlabPool, type SlabPool } from '../dist/memory/slab-pool.js';
@@ -22,7 +22,7 @@ export function poolSides(): PoolSide[] {
     const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
     const wasm = loadWasmKernels(slabs.memory); // the main thread's copy, as buildApp makes it
     const ctx: RunContext = {
-      pool, wasm, metrics: createMetrics(pool, slabs), fault: null, deadline: new Deadline(),
+      pool, wasm, metrics: createMetrics(pool, slabs), fault: null, cancellation: new Cancellation(2 ** 31 - 1), // never fires
       limits: { inlineMaxElements: defaults.inlineMaxElements, minTaskElements: defaults.minTaskElements },
     };
     return { workers, slabs, pool, wasm, ctx };

@@ -12,7 +12,7 @@ export class Cancellation {
   /** `timeoutMs`: the deadline, from now */
   constructor(timeoutMs: number) {
     this.deadlineMs = timeoutMs;
-    this.timer = setTimeout(() => this.cancel(), timeoutMs);
+    this.timer = setTimeout(() => this.cancel(), timeoutMs).unref(); // a deadline alone keeps no process alive
   }
 
   cancel(): void {
@@ -30,7 +30,7 @@ export class Cancellation {
     this.deadlineMs = timeoutMs;
     const left = timeoutMs - (performance.now() - this.startedAt);
     if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.cancel(), Math.max(0, left));
+    this.timer = setTimeout(() => this.cancel(), Math.max(0, left)).unref();
   }
 
   /** the request is over: its timer goes */
