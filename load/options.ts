@@ -17,6 +17,8 @@ const HELP = `npm run load -- [options]
   --api-key <key>    sent as Authorization: Bearer <key>
   --workers <n>      WORKERS for the spawned service (default: the service's own)
   --node <path>      the node binary that runs the spawned servers (default: this one)
+  --service-dist <d> the built service to spawn (a dist/ directory, e.g. another commit's build
+                     for a before/after A/B; default: this checkout's dist/)
   --no-start-flags   spawn the servers without npm start's V8 flags and glibc tunable
                      (load/processes.ts), to measure what they buy
   --out <dir>        where results.json, RESULTS.md and results.svg go
@@ -26,7 +28,7 @@ const HELP = `npm run load -- [options]
 export interface Options {
   duration: number; warmup: number; connections: number | null; short: boolean; only: string[];
   url: string | null; echoUrl: string | null; floorUrl: string | null; serverPid: number | null; apiKey: string | null;
-  workers: string | null; node: string; startFlags: boolean; out: string;
+  workers: string | null; node: string; startFlags: boolean; serviceDist: string | null; out: string;
 }
 
 export function options(root: string): Options {
@@ -36,7 +38,7 @@ export function options(root: string): Options {
       short: { type: 'boolean', default: false }, only: { type: 'string' },
       url: { type: 'string' }, 'echo-url': { type: 'string' }, 'floor-url': { type: 'string' }, 'server-pid': { type: 'string' },
       'api-key': { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' },
-      node: { type: 'string' }, 'no-start-flags': { type: 'boolean', default: false },
+      node: { type: 'string' }, 'no-start-flags': { type: 'boolean', default: false }, 'service-dist': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -67,6 +69,7 @@ export function options(root: string): Options {
     workers: values.workers ?? null,
     node: values.node === undefined ? process.execPath : resolve(values.node),
     startFlags: !values['no-start-flags'],
+    serviceDist: values['service-dist'] === undefined ? null : resolve(values['service-dist']),
     out: resolve(values.out ?? (short ? join(root, 'dist-load', 'short') : join(root, 'load'))),
   };
 }

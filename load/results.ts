@@ -60,7 +60,7 @@ export interface LoadResults {
     short: boolean; duration: number | null; warmup: number;
     /** null: each scenario's own (ScenarioFigures.connections) */
     connections: number | null;
-    url: string | null; echoUrl: string | null; floorUrl?: string | null; workers: string; node?: string; startFlags?: boolean;
+    url: string | null; echoUrl: string | null; floorUrl?: string | null; workers: string; node?: string; startFlags?: boolean; serviceDist?: string;
   };
   scenarios: ScenarioFigures[];
 }

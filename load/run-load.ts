@@ -36,10 +36,11 @@ interface Endpoint { target: Target; base: string; pid: number | null }
  */
 let snapshot: string | null = null;
 
-function snapshotService(): string {
+function snapshotService(dist: string): string {
   const dir = join(ROOT, 'dist-load', `service-${process.pid}`);
   snapshot = dir;
-  cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  // inside this checkout, so the copy resolves this checkout's node_modules
+  cpSync(dist, join(dir, 'dist'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json')); // "type": "module", and the version
   return dir;
 }
@@ -171,7 +172,7 @@ async function main(): Promise<number> {
       const env: Record<string, string> = { LOG_LEVEL: 'warn' };
       if (o.workers !== null) env.WORKERS = o.workers;
       const runtime = { node: o.node, startFlags: o.startFlags };
-      const svc = await spawnServer('service', join(snapshotService(), 'dist', 'server.js'), env, runtime);
+      const svc = await spawnServer('service', join(snapshotService(o.serviceDist ?? join(ROOT, 'dist')), 'dist', 'server.js'), env, runtime);
       spawned.push(svc);
       const ech = await spawnServer('echo', join(ROOT, 'dist-load', 'echo-server.js'), {}, runtime);
       spawned.push(ech);
@@ -215,6 +216,7 @@ async function main(): Promise<number> {
         short: o.short, duration: o.short && o.duration === 0 ? null : o.duration, warmup: o.warmup, connections: o.connections,
         url: o.url, echoUrl: o.echoUrl, floorUrl: o.floorUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
         node: o.url === null ? o.node : undefined, startFlags: o.url === null ? o.startFlags : undefined,
+        serviceDist: o.serviceDist ?? undefined,
       },
       scenarios: figures,
     };
