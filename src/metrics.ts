@@ -29,7 +29,7 @@ export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
   gauge('norm_pool_workers', 'live worker threads', () => pool.piscina.threads.length);
   gauge('norm_tensor_memory_in_use_bytes', 'shared tensor memory held by requests', () => slabs.inUseBytes);
   gauge('norm_tensor_memory_reserved_bytes', 'shared tensor memory grown so far: in use or free for reuse', () => slabs.reservedBytes);
-  gauge('norm_body_memory_held_bytes', 'ordinary memory held by request bodies still arriving', () => slabs.heldBytes);
+  gauge('norm_body_memory_held_bytes', 'ordinary memory held by request bodies still arriving', () => slabs.chargedBytes);
   gauge('norm_tensor_memory_limit_bytes', 'the budget for tensor memory and arriving bodies together (MAX_TENSOR_MEMORY_BYTES)', () => slabs.limitBytes);
   return {
     registry,

@@ -39,7 +39,7 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
 
   app.addContentTypeParser([...MSGPACK_TYPES], async (request: FastifyRequest, payload: Readable) => {
     const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs);
-    request.lease.hold(slab);
+    request.lease.add(slab);
     const started = performance.now();
     try {
       const value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab.memory, slab.offset, length)));

@@ -47,24 +47,24 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
 /** the body as text (JSON) */
 export function readBodyText(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: SlabPool): Promise<string> {
   const chunks: Buffer[] = [];
-  let held = 0;
-  const unhold = () => {
-    slabs.unhold(held);
-    held = 0;
+  let charged = 0;
+  const refund = () => {
+    slabs.refund(charged);
+    charged = 0;
     chunks.length = 0;
   };
   return receive(payload, contentLength, limits, {
     accept(chunk) {
-      slabs.hold(chunk.length);
-      held += chunk.length;
+      slabs.charge(chunk.length);
+      charged += chunk.length;
       chunks.push(chunk);
     },
     finish(length) {
       const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
-      unhold();
+      refund();
       return text;
     },
-    abort: unhold,
+    abort: refund,
   });
 }
 

@@ -67,7 +67,7 @@ export async function runPipeline(engine: PipelineResources, req: PipelineReques
   for (const item of checked) {
     const job = allocateJob(engine, item, req.answer.prefix(item));
     // held at once, so a later item's 503 still gives this one back
-    req.lease.hold(job.slab);
+    req.lease.add(job.slab);
     jobs.push(job);
   }
   const runStarted = performance.now();

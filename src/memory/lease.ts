@@ -8,7 +8,7 @@ export class Lease {
 
   constructor(private readonly slabs: SlabPool) {}
 
-  hold(slab: Slab): void {
+  add(slab: Slab): void {
     this.held.push(slab);
   }
 

@@ -8,7 +8,7 @@ import { BlockAllocator, GRANULE } from './block-allocator.js';
 // writes before it reads.
 //
 // One budget, `limitBytes`, bounds everything requests hold: slabs, and the ordinary memory a body
-// holds while it arrives (its socket chunks, `hold`). Past it, the request gets a 503 instead of the
+// holds while it arrives (its socket chunks, `charge`). Past it, the request gets a 503 instead of the
 // process outgrowing its container.
 
 const PAGE = 64 * 1024; // wasm page
@@ -34,18 +34,18 @@ export interface SlabPool {
   grow(slab: Slab, bytes: number, keep: number): Slab;
   /** give a slab back once nothing (no worker, no socket write) can touch it again */
   release(slab: Slab): void;
-  /** counts `bytes` of ordinary memory held for a request against the budget; throws like acquire */
-  hold(bytes: number): void;
-  /** gives back what hold counted */
-  unhold(bytes: number): void;
-  /** the budget: slabs in use plus bytes held never exceed it */
+  /** charges `bytes` of ordinary memory a request holds (a body's socket chunks) to the budget; throws like acquire */
+  charge(bytes: number): void;
+  /** gives back what charge counted */
+  refund(bytes: number): void;
+  /** the budget: slabs in use plus bytes charged never exceed it */
   readonly limitBytes: number;
   /** bytes of the shared memory grown so far (in use or free for reuse) */
   readonly reservedBytes: number;
   /** bytes of the slabs handed out and not yet given back */
   readonly inUseBytes: number;
-  /** ordinary bytes held for requests (bodies still arriving) */
-  readonly heldBytes: number;
+  /** ordinary bytes charged for requests (bodies still arriving) */
+  readonly chargedBytes: number;
 }
 
 export function createSlabPool(limitBytes: number): SlabPool {
@@ -54,8 +54,8 @@ export function createSlabPool(limitBytes: number): SlabPool {
   const allocator = new BlockAllocator(GRANULE, GRANULE + limit);
   const maximum = Math.ceil((GRANULE + limit) / PAGE);
   const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
-  let held = 0;
-  const fits = (bytes: number) => allocator.inUseBytes + held + bytes <= limit;
+  let charged = 0;
+  const fits = (bytes: number) => allocator.inUseBytes + charged + bytes <= limit;
   /** grows the memory to cover [0, end); false when the system refuses the pages */
   const cover = (end: number): boolean => {
     const have = memory.buffer.byteLength;
@@ -73,7 +73,7 @@ export function createSlabPool(limitBytes: number): SlabPool {
     acquire(bytes) {
       const block = allocator.allocate(bytes);
       if (block === null) throw serviceError('memoryExhausted');
-      // the block fits the memory, but may not the budget (bytes held for arriving bodies count too)
+      // the block fits the memory, but may not the budget (bytes charged for arriving bodies count too)
       // or the system (pages refused: as full as the budget)
       if (!fits(0) || !cover(block.offset + block.size)) {
         allocator.release(block.offset);
@@ -97,12 +97,12 @@ export function createSlabPool(limitBytes: number): SlabPool {
     release(slab) {
       allocator.release(slab.offset);
     },
-    hold(bytes) {
+    charge(bytes) {
       if (!fits(bytes)) throw serviceError('memoryExhausted');
-      held += bytes;
+      charged += bytes;
     },
-    unhold(bytes) {
-      held -= bytes;
+    refund(bytes) {
+      charged -= bytes;
     },
     limitBytes: limit,
     get reservedBytes() {
@@ -111,8 +111,8 @@ export function createSlabPool(limitBytes: number): SlabPool {
     get inUseBytes() {
       return allocator.inUseBytes;
     },
-    get heldBytes() {
-      return held;
+    get chargedBytes() {
+      return charged;
     },
   };
   return pool;

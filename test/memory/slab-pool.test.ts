@@ -23,12 +23,12 @@ describe('createSlabPool', () => {
 
   it('counts bytes held for arriving bodies against the same budget', () => {
     const slabs = createSlabPool(8 * MiB);
-    slabs.hold(6 * MiB);
+    slabs.charge(6 * MiB);
     expect(() => slabs.acquire(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
     expect(slabs.inUseBytes).toBe(0); // the refused block went back
-    expect(() => slabs.hold(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
-    slabs.unhold(6 * MiB);
-    expect(slabs.heldBytes).toBe(0);
+    expect(() => slabs.charge(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
+    slabs.refund(6 * MiB);
+    expect(slabs.chargedBytes).toBe(0);
     slabs.release(slabs.acquire(8 * MiB));
   });
 

@@ -52,7 +52,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', async (request: FastifyRequest, payload: Readable) => {
       const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], config, engine.slabs);
-      request.lease.hold(slab);
+      request.lease.add(slab);
       return Buffer.from(slab.memory, slab.offset, length);
     });
 
