@@ -1,12 +1,12 @@
 // the app factory: the engine (engine/) behind a Fastify instance, with the service endpoints and one
 // plugin per dialect under its prefix (http/v1, http/v2); it does not listen.
 import { randomUUID } from 'node:crypto';
-import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveConfig, type Config } from './config.js';
 import type { ServiceState } from './engine/admission.js';
 import { createEngine, type Engine } from './engine/engine.js';
 import { registerDocs } from './http/openapi/document.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { registerErrorReplies, serviceErrorBody } from './http/error-handler.js';
 import { registerLeases } from './http/leases.js';
 import { registerServiceRoutes } from './http/service-routes.js';
@@ -40,6 +40,11 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
+    // slow or half-sent headers: a 408 and the connection closed within a second of the timeout
+    // (Node checks every connectionsCheckingInterval, 30 s by default). The body has its own rules
+    // (idle limit, minimum rate: http/body-reader.ts), so no overall request timeout
+    http: { headersTimeout: config.headersTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: 1_000 },
+    clientErrorHandler: clientErrorHandler(config.headersTimeoutMs),
     ajv: {
       // nothing is coerced, nothing removed, no defaults injected: the contract checks what was sent
       customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] },
@@ -56,13 +61,6 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     reply.header('x-request-id', request.id);
     done();
   });
-  let isLate: (() => boolean) | null = null;
-  if (config.maxEventLoopDelayMs > 0) {
-    // measures the loop's delay; the dialects that shed on it ask isUnderPressure() at admission,
-    // after their API key check (401 first)
-    await app.register(underPressure, { maxEventLoopDelay: config.maxEventLoopDelayMs, pressureHandler: () => undefined });
-    isLate = () => app.isUnderPressure();
-  }
   const { metrics } = engine;
   app.addHook('onResponse', (request, reply, done) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
@@ -75,7 +73,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   registerErrorReplies(app, serviceErrorBody);
   registerLeases(app, engine.slabs);
   registerServiceRoutes(app, engine);
-  await app.register(v1Dialect, { prefix: '/v1', engine, isLate });
+  await app.register(v1Dialect, { prefix: '/v1', engine });
   await app.register(v2Dialect, { prefix: '/v2', engine });
   return app;
 }

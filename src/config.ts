@@ -16,10 +16,13 @@ export interface Config {
   inlineMaxElements: number;
   /** a pool task gets at least this many elements, so small tensors are not split thin */
   minTaskElements: number;
-  /** mean event-loop delay (ms) beyond which /v1 requests get 503; 0 turns the check off */
-  maxEventLoopDelayMs: number;
   /** longest pause (ms) between two pieces of a request body before a 408 */
   bodyIdleTimeoutMs: number;
+  /** after this long (ms) a body still arriving must have come at bodyMinBytesPerSecond on average, else a 408 */
+  bodyMinRateGraceMs: number;
+  bodyMinBytesPerSecond: number;
+  /** a request's headers must be complete this long (ms) after its first byte, else a 408 and the connection closed */
+  headersTimeoutMs: number;
   /** the most memory request tensors may hold at once: shared slabs plus bodies still arriving */
   maxTensorMemoryBytes: number;
   /** tests only, never from the environment: honour the X-Test-Fault header */
@@ -75,8 +78,11 @@ export const defaults: Readonly<Config> = Object.freeze({
   // SIMD kernel's work for ~170 Ki float32 elements, the JS kernels' for ~18 Ki
   inlineMaxElements: 128 * 1024,
   minTaskElements: 64 * 1024,
-  maxEventLoopDelayMs: 1000, // a main thread a second late is not keeping up
   bodyIdleTimeoutMs: 10_000,
+  // as Apache's mod_reqtimeout (body=20,MinRate=500), in a datacenter's terms: 10 s, then 1 KiB/s
+  bodyMinRateGraceMs: 10_000,
+  bodyMinBytesPerSecond: 1024,
+  headersTimeoutMs: 10_000,
   maxTensorMemoryBytes: defaultTensorMemory(), // the rest of the container: heap, sockets, answers
   faultInjection: false,
 });
@@ -93,8 +99,10 @@ const optionProperties = {
   logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
   inlineMaxElements: { type: 'integer', minimum: 0 },
   minTaskElements: { type: 'integer', minimum: 1 },
-  maxEventLoopDelayMs: { type: 'integer', minimum: 0 },
   bodyIdleTimeoutMs: { type: 'integer', minimum: 1 },
+  bodyMinRateGraceMs: { type: 'integer', minimum: 1 },
+  bodyMinBytesPerSecond: { type: 'integer', minimum: 0 },
+  headersTimeoutMs: { type: 'integer', minimum: 1 },
   maxTensorMemoryBytes: { type: 'integer', minimum: 1024 * 1024 },
   faultInjection: { type: 'boolean' },
 } as const satisfies Record<keyof Config, object>;
@@ -103,8 +111,9 @@ const optionProperties = {
 const ENV_NAMES: Readonly<Partial<Record<keyof Config, string>>> = {
   port: 'PORT', host: 'HOST', workers: 'WORKERS', maxBodyBytes: 'MAX_BODY_BYTES', maxQueue: 'MAX_QUEUE',
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS', apiKeys: 'API_KEYS', logLevel: 'LOG_LEVEL',
-  inlineMaxElements: 'INLINE_MAX_ELEMENTS', minTaskElements: 'MIN_TASK_ELEMENTS', maxEventLoopDelayMs: 'MAX_EVENT_LOOP_DELAY_MS',
-  bodyIdleTimeoutMs: 'BODY_IDLE_TIMEOUT_MS', maxTensorMemoryBytes: 'MAX_TENSOR_MEMORY_BYTES',
+  inlineMaxElements: 'INLINE_MAX_ELEMENTS', minTaskElements: 'MIN_TASK_ELEMENTS',
+  bodyIdleTimeoutMs: 'BODY_IDLE_TIMEOUT_MS', bodyMinRateGraceMs: 'BODY_MIN_RATE_GRACE_MS', bodyMinBytesPerSecond: 'BODY_MIN_BYTES_PER_S',
+  headersTimeoutMs: 'HEADERS_TIMEOUT_MS', maxTensorMemoryBytes: 'MAX_TENSOR_MEMORY_BYTES',
 };
 
 /** the same schemas under the variables' names; API_KEYS is comma-separated text there, and

@@ -1,5 +1,6 @@
 // the Prometheus metrics of one app instance (its own registry, so tests can build many apps).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ServiceState } from './engine/admission.js';
 import type { SlabPool } from './memory/slab-pool.js';
 import type { NormPool } from './pool/pool.js';
 
@@ -18,7 +19,7 @@ export interface Metrics {
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
+export function createMetrics(pool: NormPool, slabs: SlabPool, state: ServiceState | null = null): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
   const registers = [registry];
@@ -30,6 +31,10 @@ export function createMetrics(pool: NormPool, slabs: SlabPool): Metrics {
   gauge('norm_tensor_memory_in_use_bytes', 'shared tensor memory held by requests', () => slabs.inUseBytes);
   gauge('norm_tensor_memory_reserved_bytes', 'shared tensor memory grown so far: in use or free for reuse', () => slabs.reservedBytes);
   gauge('norm_body_memory_held_bytes', 'ordinary memory held by request bodies still arriving', () => slabs.chargedBytes);
+  if (state !== null) {
+    gauge('norm_requests_working', 'requests holding a work slot (MAX_QUEUE + WORKERS at most): body in, answer not yet written', () => state.inFlight);
+    gauge('norm_requests_receiving', 'requests admitted and still receiving their bodies (they hold no work slot)', () => state.receiving);
+  }
   gauge('norm_tensor_memory_limit_bytes', 'the budget for tensor memory and arriving bodies together (MAX_TENSOR_MEMORY_BYTES)', () => slabs.limitBytes);
   return {
     registry,

@@ -1,6 +1,5 @@
 // entry point: read the environment, build the app, listen, drain on SIGTERM/SIGINT.
 import type { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 
@@ -8,8 +7,6 @@ const config = loadConfig();
 const app = await buildApp(config);
 
 const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline, for the last responses to flush
-const PRESSURE_SAMPLE_MS = 1_000; // @fastify/under-pressure's default sampleInterval
-const SETTLE_LIMIT_MS = 5_000; // listen by then even if the loop is still slow
 const LINGER_MS = 3_000; // for a client to read its last answer and close; within DRAIN_GRACE_MS
 
 // close() waits for every connection, and a client's kept-alive one would hold it until it idles
@@ -58,8 +55,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     if (draining) return;
     draining = true;
-    app.service.draining = true; // /readyz turns 503, new /v1 work gets 503
-    app.log.info({ signal, inFlight: app.service.inFlight }, 'draining');
+    app.service.draining = true; // /readyz turns 503, new work gets 503
+    app.log.info({ signal, inFlight: app.service.inFlight, receiving: app.service.receiving }, 'draining');
     // in-flight requests end by their deadline at the latest; then give up
     setTimeout(() => {
       app.log.error('drain timed out');
@@ -75,13 +72,5 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-// ready() compiles every route's schemas, blocking the event loop for about a second; under-pressure
-// samples the delay once a second and would shed the first second's /v1 requests as overload while
-// /readyz says 200. Listen once a sample taken after start-up says the loop keeps up.
 await app.ready();
-if (config.maxEventLoopDelayMs > 0) {
-  const settleBy = Date.now() + SETTLE_LIMIT_MS;
-  await sleep(PRESSURE_SAMPLE_MS + 50);
-  while (app.isUnderPressure() && Date.now() < settleBy) await sleep(50);
-}
 await app.listen({ port: config.port, host: config.host });

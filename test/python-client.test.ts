@@ -16,7 +16,7 @@ describe('python msgpack-numpy client', () => {
   let address: string;
 
   beforeAll(async () => {
-    app = await buildApp({ logLevel: 'silent', workers: 1, maxEventLoopDelayMs: 0 });
+    app = await buildApp({ logLevel: 'silent', workers: 1 });
     address = await app.listen({ port: 0, host: '127.0.0.1' });
   });
 

@@ -151,7 +151,7 @@ describe('README.md snippets', () => {
   const responses: { url: string; status: number }[] = [];
 
   beforeAll(async () => {
-    app = await buildApp({ logLevel: 'silent', workers: 1, maxEventLoopDelayMs: 0 });
+    app = await buildApp({ logLevel: 'silent', workers: 1 });
     app.addHook('onResponse', async (request, reply) => {
       responses.push({ url: request.url, status: reply.statusCode });
     });

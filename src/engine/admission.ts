@@ -1,6 +1,9 @@
-// admission: whether a request may start work now, by the hard limits (API.md §5) — draining, a pool
-// that could not load its kernels, the in-flight count — and, once admitted, its cancellation and its
-// place in the count until its answer is out. The same rule for every front end.
+// admission (API.md §5): a request is refused — 503 with Retry-After, at once, nothing lost — only
+// when a hard limit is reached: draining, a pool that could not load its kernels, or every work
+// slot (MAX_QUEUE + WORKERS) taken; never because the host is busy. A request still receiving its
+// body holds no work slot: it takes one when its body is in, so a slow upload never keeps complete
+// requests out (what it holds meanwhile is bounded by the memory budget and the body's minimum rate,
+// http/body-reader.ts). The same rule for every front end.
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import { Cancellation } from './cancellation.js';
@@ -10,13 +13,17 @@ export interface ServiceState {
   draining: boolean;
   /** the workers could not load their kernels (a broken build): readiness answers 503 and work is refused */
   poolFailed: boolean;
-  /** requests admitted and not yet answered */
+  /** requests holding a work slot: body in, answer not yet written */
   inFlight: number;
+  /** requests admitted and still receiving their bodies */
+  receiving: number;
 }
 
-/** an admitted request: cancel it, and end it once its answer has been written or its client left */
+/** an admitted request: its cancellation, its work slot once its body is in, its end */
 export interface Admitted {
   cancellation: Cancellation;
+  /** the body is in: takes a work slot; throws the 503 when every slot is taken */
+  startWork(): void;
   /** `answered`: false when the client went away first, which cancels its queued work */
   end(answered: boolean): void;
 }
@@ -27,22 +34,37 @@ export interface Admission {
 }
 
 export function createAdmission(config: Pick<Config, 'maxQueue' | 'workers'>, state: ServiceState): Admission {
-  // each admitted request holds at most one body and its shared memory: this bounds memory
+  // each working request holds at most one body and its shared memory: this bounds memory and queueing
   const maxInFlight = config.maxQueue + config.workers;
+  const refusal = () => {
+    if (state.draining) return serviceError('shuttingDown');
+    if (state.poolFailed) return serviceError('poolFailed');
+    // every slot taken now: refused before its body is read, which the client need not send
+    if (state.inFlight >= maxInFlight) return serviceError('tooManyInFlight');
+    return null;
+  };
   return {
     admit(timeoutMs) {
-      if (state.draining) throw serviceError('shuttingDown');
-      if (state.poolFailed) throw serviceError('poolFailed');
-      if (state.inFlight >= maxInFlight) throw serviceError('tooManyInFlight');
-      state.inFlight++;
+      const refused = refusal();
+      if (refused !== null) throw refused;
+      state.receiving++;
       const cancellation = new Cancellation(timeoutMs);
+      let working = false;
       let ended = false;
       return {
         cancellation,
+        startWork() {
+          if (working || ended) return;
+          if (state.inFlight >= maxInFlight) throw serviceError('tooManyInFlight');
+          state.receiving--;
+          state.inFlight++;
+          working = true;
+        },
         end(answered) {
           if (ended) return;
           ended = true;
-          state.inFlight--;
+          if (working) state.inFlight--;
+          else state.receiving--;
           if (answered) cancellation.dispose();
           else cancellation.cancel();
         },

@@ -33,12 +33,12 @@ export interface Engine {
 
 /** resolves once the workers have loaded their kernels, or failed to (then the engine stays unready) */
 export async function createEngine(config: Readonly<Config>, log: (err: Error, message: string) => void): Promise<Engine> {
-  const state: ServiceState = { draining: false, poolFailed: false, inFlight: 0 };
+  const state: ServiceState = { draining: false, poolFailed: false, inFlight: 0, receiving: 0 };
   const slabs = createSlabPool(config.maxTensorMemoryBytes);
   const wasm = loadWasmKernels(slabs.memory); // this thread's copy
   const faultGate = config.faultInjection ? new Int32Array(new SharedArrayBuffer(8)) : null;
   const pool = createPool(config, slabs.memory, (err) => log(err, 'worker pool error'), faultGate);
-  const metrics = createMetrics(pool, slabs);
+  const metrics = createMetrics(pool, slabs, state);
   pool.piscina.on('workerDestroy', () => {
     if (!pool.closing) metrics.workerRestarts.inc();
   });

@@ -1,13 +1,15 @@
 // the engine's admission (engine/admission.ts) as Fastify hooks, for the routes a dialect subjects to
 // it: the request's deadline from X-Request-Timeout-Ms, its cancellation when the client goes away,
-// and its place in the in-flight count until the answer is out.
+// and, once its body is in, its work slot until the answer is out.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Engine } from '../engine/engine.js';
+import type { Admitted } from '../engine/admission.js';
 import type { Cancellation } from '../engine/cancellation.js';
+import type { Engine } from '../engine/engine.js';
 import { serviceError, type ServiceError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
+    admitted: Admitted | null;
     cancellation: Cancellation;
     /** a bad X-Request-Timeout-Ms, answered after the body (400s come after 413) */
     timeoutHeaderError: ServiceError | null;
@@ -17,10 +19,10 @@ declare module 'fastify' {
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
 export interface AdmissionHooks {
-  /** onRequest: 503 at a hard limit, else the request is admitted */
+  /** onRequest: 503 at a hard limit, else the request is admitted and its body may come */
   admit: Hook;
-  /** preValidation: a bad X-Request-Timeout-Ms is answered after the body (400s come after 413) */
-  checkTimeoutHeader: Hook;
+  /** preValidation, the body in: a bad X-Request-Timeout-Ms is a 400 (after 413), then the work slot (503 when none) */
+  afterBody: Hook;
 }
 
 /** the deadline is min(REQUEST_TIMEOUT_MS, X-Request-Timeout-Ms); "decimal digits only, ≥ 1" */
@@ -35,18 +37,15 @@ function timeoutFor(request: FastifyRequest, defaultMs: number): number {
   return Math.min(Number(value), defaultMs);
 }
 
-/**
- * decorates `scope`'s requests and gives its hooks. `isLate`: the event loop is too late to take new
- * work (MAX_EVENT_LOOP_DELAY_MS), for a dialect that sheds on it; null for one that does not
- */
-export function admissionHooks(scope: FastifyInstance, engine: Engine, isLate: (() => boolean) | null): AdmissionHooks {
+/** decorates `scope`'s requests and gives its hooks */
+export function admissionHooks(scope: FastifyInstance, engine: Engine): AdmissionHooks {
+  scope.decorateRequest('admitted', null);
   scope.decorateRequest('cancellation', null as unknown as Cancellation);
   scope.decorateRequest('timeoutHeaderError', null);
   const { admission, config } = engine;
   return {
     admit(request, reply, done) {
-      if (isLate?.()) return done(serviceError('overloaded'));
-      let admitted;
+      let admitted: Admitted;
       try {
         admitted = admission.admit(timeoutFor(request, config.requestTimeoutMs));
       } catch (err) {
@@ -54,11 +53,18 @@ export function admissionHooks(scope: FastifyInstance, engine: Engine, isLate: (
       }
       // closed before the answer was written: the client went away, its queued work is dropped
       reply.raw.once('close', () => admitted.end(reply.raw.writableFinished));
+      request.admitted = admitted;
       request.cancellation = admitted.cancellation;
       done();
     },
-    checkTimeoutHeader(request, _reply, done) {
-      done(request.timeoutHeaderError ?? undefined);
+    afterBody(request, _reply, done) {
+      if (request.timeoutHeaderError !== null) return done(request.timeoutHeaderError);
+      try {
+        request.admitted!.startWork();
+      } catch (err) {
+        return done(err as Error);
+      }
+      done();
     },
   };
 }

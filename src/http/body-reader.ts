@@ -8,13 +8,11 @@
 //    third of the body (by two they cost 2 ms of a 16 MiB request with 4 concurrent uploads, measured).
 //  - JSON bodies keep their chunks (counted in the same budget) and become one string at the end.
 import type { Readable } from 'node:stream';
+import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Slab, SlabPool } from '../memory/slab-pool.js';
 
-export interface BodyLimits {
-  maxBodyBytes: number;
-  bodyIdleTimeoutMs: number;
-}
+export type BodyLimits = Pick<Config, 'maxBodyBytes' | 'bodyIdleTimeoutMs' | 'bodyMinRateGraceMs' | 'bodyMinBytesPerSecond'>;
 
 /** where arriving chunks go; `accept` may throw (a 503 for memory), then `abort` gives all back */
 interface Sink<T> {
@@ -75,6 +73,7 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
     let received = 0;
     const finish = (err: Error | null) => {
       clearTimeout(idle);
+      if (slow !== null) clearTimeout(slow);
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
       payload.removeListener('error', onError);
@@ -90,6 +89,17 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
       reject(err);
     };
     const idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
+    // the minimum rate (as mod_reqtimeout's MinRate): after the grace, a body must have come at
+    // bodyMinBytesPerSecond on average, or it would hold its connection and memory for ever
+    const startedAt = performance.now();
+    const { bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = limits;
+    const checkRate = () => {
+      const elapsedMs = performance.now() - startedAt;
+      const allowedMs = graceMs + (received / minRate) * 1000; // the grace, plus a second per minRate bytes
+      if (elapsedMs >= allowedMs) return finish(serviceError('bodyTooSlow', received, Math.round(elapsedMs), minRate, graceMs));
+      slow = setTimeout(checkRate, allowedMs - elapsedMs);
+    };
+    let slow: NodeJS.Timeout | null = minRate > 0 ? setTimeout(checkRate, graceMs) : null;
     const onData = (chunk: Buffer) => {
       idle.refresh();
       if (received + chunk.length > limits.maxBodyBytes) return finish(serviceError('bodyTooLarge'));

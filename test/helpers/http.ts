@@ -34,7 +34,7 @@ export function unpackMaps(bytes: Uint8Array): any {
 }
 
 // the event-loop check would shed requests while the test process itself is busy
-export const TEST_DEFAULTS: Partial<Config> = { logLevel: 'silent', workers: 2, maxEventLoopDelayMs: 0 };
+export const TEST_DEFAULTS: Partial<Config> = { logLevel: 'silent', workers: 2 };
 
 // every test boots an app and its worker threads (schema compilation alone is ~0.3 s):
 // on a busy CI machine the 5 s default is too tight

@@ -24,7 +24,12 @@ export interface Probe {
   outsideRequestSchema?: string;
   /** the payload is sent as a stream that stops after it without ending: a stalled body */
   stalls?: true;
+  /** sent over a real socket: Node's HTTP parser answers it before any route (431) */
+  overHttp?: true;
 }
+
+/** a header that takes the request's headers over Node's 16 KiB limit */
+export const OVERSIZED_HEADERS = { 'x-pad': 'a'.repeat(17 * 1024) };
 
 export const API_KEY = 'contract-key';
 const AUTH = { authorization: `Bearer ${API_KEY}` };
@@ -164,6 +169,7 @@ function guardedProbes(url: string, body: unknown): Probe[] {
     post('guarded', url, 'a worker that crashes', json(body, { ...AUTH, 'x-test-fault': 'crash-worker' }), 500, 'NORM_ERR_WORKER_FAILED'),
     post('blocking', url, 'a deadline of 20 ms on blocked work', json(body, { ...AUTH, 'x-test-fault': 'block', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
     post('draining', url, 'while draining', msgpack(body), 503, 'NORM_ERR_SHUTTING_DOWN'),
+    { ...post('open', url, 'headers over 16 KiB', json(body, OVERSIZED_HEADERS), 431, 'NORM_ERR_HEADERS_TOO_LARGE'), overHttp: true },
   ];
 }
 

@@ -13,7 +13,7 @@ let config: Config;
 
 beforeAll(async () => {
   config = await createConfig({ extends: ['recommended'] });
-  app = await buildApp({ logLevel: 'silent', workers: 1, maxEventLoopDelayMs: 0 });
+  app = await buildApp({ logLevel: 'silent', workers: 1 });
   await app.ready();
 }, 30_000);
 

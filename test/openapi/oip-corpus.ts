@@ -2,7 +2,7 @@
 // answer the document lists for it; JSON and binary bodies, sent as Triton's Python client sends them
 // (no Content-Type) and with one; error answers with their whole {"error"} body.
 import { binaryBody, binaryInput, jsonInput, X } from '../v2/oip.js';
-import type { Probe } from './corpus.js';
+import { OVERSIZED_HEADERS, type Probe } from './corpus.js';
 
 type Headers = Record<string, string>;
 
@@ -78,6 +78,8 @@ function inferProbes(prefix: string, auth: Headers): Probe[] {
     g('blocked work, parameters.timeout 20 ms', { inputs: X, parameters: { timeout: 20_000 } }, 504, { 'x-test-fault': 'block' }, 'the request deadline passed before its result was ready'),
     g('blocked work, X-Request-Timeout-Ms 20', { inputs: X }, 504, { 'x-test-fault': 'block', 'x-request-timeout-ms': '20' }),
     post('draining', rms, 'while draining', { inputs: X }, 503, {}, 'the server is shutting down; retry on another instance'),
+    // the HTTP parser answers before any route: the service's form, not OIP's
+    { ...p('headers over 16 KiB', { inputs: X }, 431, OVERSIZED_HEADERS), code: 'NORM_ERR_HEADERS_TOO_LARGE', overHttp: true },
   ];
 }
 

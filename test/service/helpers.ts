@@ -102,14 +102,9 @@ export function sampleValue(samples: Sample[], name: string, labels: Record<stri
 
 // ---- apps ----
 
-/**
- * buildApp, silent, and ready. Event-loop shedding is off unless asked for: ready() blocks the loop
- * for about a second compiling schemas, and under-pressure would shed the next second's /v1
- * requests as overload (src/server.ts waits that out before listening; an in-process app does not).
- * These tests are about other things; overload is tested on the real server.
- */
+/** buildApp, silent, and ready; `beforeReady` may add hooks */
 export async function buildReadyApp(options: Partial<Config>, beforeReady?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
-  const app = await buildApp({ logLevel: 'silent', maxEventLoopDelayMs: 0, ...options });
+  const app = await buildApp({ logLevel: 'silent', ...options });
   beforeReady?.(app);
   await app.ready();
   return app;

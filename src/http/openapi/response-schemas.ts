@@ -29,13 +29,14 @@ function errorBody(status: number) {
 }
 
 export const ERROR_WHEN: Readonly<Record<number, string>> = {
-  400: 'Malformed msgpack or JSON, schema violation, unknown dtype, data length ≠ shape, bad axis, eps, weight, bias or residual shape, n = 0, or a bad X-Request-Timeout-Ms.',
+  400: 'Malformed msgpack or JSON, schema violation, unknown dtype, data length ≠ shape, bad axis, eps, weight, bias or residual shape, n = 0, or a bad X-Request-Timeout-Ms; or a request the HTTP parser refuses (NORM_ERR_REQUEST_MALFORMED: a malformed request line or header, Content-Length with Transfer-Encoding), then the connection is closed.',
   401: 'API keys are configured and the request has no valid Authorization: Bearer <key>. Checked before anything else.',
   404: 'No such route (any other path or method), or no such page of docs/.',
   406: 'Accept allows neither application/json nor a msgpack type.',
-  408: 'The body stalled: no bytes arrived for BODY_IDLE_TIMEOUT_MS while it was being read. The connection is closed after the answer.',
+  408: 'The body stalled (no bytes for BODY_IDLE_TIMEOUT_MS), or came too slowly (under BODY_MIN_BYTES_PER_S on average once BODY_MIN_RATE_GRACE_MS have passed), or the headers were not complete within HEADERS_TIMEOUT_MS. The connection is closed after the answer.',
   413: 'The body is over the byte limit (MAX_BODY_BYTES): by its Content-Length, or as the bytes arrive.',
   415: 'Content-Type is missing, or neither application/json nor a msgpack type.',
+  431: 'The request headers are over the size limit (16 KiB); the HTTP parser answers before any route, in this form on every path. The connection is closed after the answer.',
   500: 'An internal error, or a worker thread failed.',
   503: 'The work queue or tensor memory (MAX_TENSOR_MEMORY_BYTES) is full, or the server is shutting down. Transient: once memory is given back, every request that fits is served again.',
   504: "The request's deadline passed before its result was ready.",

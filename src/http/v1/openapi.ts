@@ -87,7 +87,7 @@ function okResponse(description: string, json: object, msgpack: object, examples
   return { description, headers: { 'Server-Timing': serverTiming }, content };
 }
 
-const V1_ERRORS = [400, 401, 406, 408, 413, 415, 500, 503, 504];
+const V1_ERRORS = [400, 401, 406, 408, 413, 415, 431, 500, 503, 504];
 
 function v1Responses(ok: object) {
   return { 200: ok, ...Object.fromEntries(V1_ERRORS.map((status) => [status, errorResponse(status)])) };

@@ -42,20 +42,15 @@ function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (e
 }
 
 
-export interface V1Options {
-  engine: Engine;
-  /** the event loop is too late to take new work (MAX_EVENT_LOOP_DELAY_MS): /v1 sheds it; null when off */
-  isLate: (() => boolean) | null;
-}
-
-export async function v1Dialect(scope: FastifyInstance, { engine, isLate }: V1Options): Promise<void> {
+/** registered with `{ prefix: '/v1' }` */
+export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: Engine }): Promise<void> {
   const { config } = engine;
   const authenticate = authHook(engine);
   if (authenticate !== null) scope.addHook('onRequest', authenticate);
   registerErrorReplies(scope, serviceErrorBody);
   registerBodyParsers(scope, config, engine.slabs);
   scope.decorateRequest('negotiated', null as unknown as Negotiated);
-  const { admit, checkTimeoutHeader } = admissionHooks(scope, engine, isLate);
+  const { admit, afterBody } = admissionHooks(scope, engine);
 
   async function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean) {
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
@@ -71,7 +66,7 @@ export async function v1Dialect(scope: FastifyInstance, { engine, isLate }: V1Op
     return reply.type(responseType).send(payload);
   }
 
-  const hooks = { onRequest: [checkMediaTypes, admit], preValidation: checkTimeoutHeader };
+  const hooks = { onRequest: [checkMediaTypes, admit], preValidation: afterBody };
   for (const op of OP_NAMES) {
     scope.post(`/${op}`, { schema: { ...opRouteDoc(op), body: opBodySchema(op) }, config: { openapi: documentRoute(op) }, ...hooks }, (request, reply) =>
       respond(request, reply, [{ op, body: request.body as Record<string, unknown>, path: '' }], false));

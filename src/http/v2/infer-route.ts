@@ -42,7 +42,7 @@ function checkEncoding(request: FastifyRequest, _reply: FastifyReply, done: (err
 }
 
 /** `schemaOf`: the route's schema (params and answers) for its path under /v2 */
-export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, checkTimeoutHeader }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
+export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, afterBody }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
   const { config } = engine;
   const ajv = new Ajv({ ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] });
   const validators = Object.fromEntries(OP_NAMES.map((op) => [op, ajv.compile(opFieldsSchema(op))])) as Record<OpName, ReturnType<Ajv['compile']>>;
@@ -93,7 +93,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
     // fastify would compile and run a validator for it: the body is read raw into shared memory
     // whatever its Content-Type, and the handler checks it in OIP's words (bare NaN tokens, binary blocks)
     const options = {
-      onRequest: [checkEncoding, admit], preValidation: checkTimeoutHeader,
+      onRequest: [checkEncoding, admit], preValidation: afterBody,
       config: { openapi: (schema: FastifySchema) => ({ ...schema, ...inferRequestDoc }) as FastifySchema },
     };
     for (const prefix of ['/models/:model', '/models/:model/versions/:version']) {

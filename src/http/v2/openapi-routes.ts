@@ -5,7 +5,7 @@
 // infer routes give the document through their `openapi` config only (see openapi/document.ts).
 import { OP_NAMES } from '../../ops/registry.js';
 import { JSON_TYPE } from '../media-types.js';
-import { admissionRequestHeaders, ERROR_WHEN, json, KEY_SECURITY, retryAfter, serverTiming } from '../openapi/response-schemas.js';
+import { admissionRequestHeaders, ERROR_WHEN, errorResponse, json, KEY_SECURITY, retryAfter, serverTiming } from '../openapi/response-schemas.js';
 import { binaryBody, inferenceRequest, inferenceResponse } from './openapi-bodies.js';
 import { inferExamples, oipErrorExamples } from './openapi-examples.js';
 import { EXTENSIONS, MODEL_VERSION, PLATFORM } from './models.js';
@@ -145,7 +145,8 @@ function modelRoutes(versioned: boolean): Record<string, object> {
         + 'The body is JSON, or, with Inference-Header-Content-Length, a JSON header followed by the inputs\' bytes; its Content-Type is not consulted (Triton\'s client sends none). '
         + 'The answer is application/octet-stream when any requested output is binary, else application/json.',
       params: params(versioned),
-      response: { 200: inferAnswer, ...Object.fromEntries(INFER_ERRORS.map((status) => [status, oipErrorResponse(status)])) },
+      // 431 comes from the HTTP parser, before any route: in the service's form, not OIP's
+      response: { 200: inferAnswer, ...Object.fromEntries(INFER_ERRORS.map((status) => [status, oipErrorResponse(status)])), 431: errorResponse(431) },
     },
   };
 }

@@ -49,5 +49,5 @@ export async function v2Dialect(scope: FastifyInstance, { engine }: { engine: En
       return reply.code(ready ? 200 : 503).send({ name: model, ready });
     });
   }
-  await registerInferRoutes(scope, engine, admissionHooks(scope, engine, null), (path) => options(path).schema);
+  await registerInferRoutes(scope, engine, admissionHooks(scope, engine), (path) => options(path).schema);
 }
