@@ -1,6 +1,8 @@
 // a small typed client for the service: msgpack on the wire, typed arrays in and out.
 import { Packr, Unpackr } from 'msgpackr';
 import type { Dtype } from './codec/dtype.js';
+import type { WireTensor } from './codec/read-tensor.js';
+import type { Assert, OpBodies, OpName, Same } from './ops/registry.js';
 
 export type { Dtype };
 
@@ -50,6 +52,19 @@ export interface GroupNormOptions {
   returnStats?: boolean;
   outputDtype?: Dtype;
 }
+
+// the options above are written out for their readers (a derived type would lose the doc comments),
+// and checked here against the operations' own bodies (src/ops), so the build fails when they drift
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
+/** a body's fields but input, camelCased, wire tensors as Tensor */
+type OptionsOf<Body> = { [K in keyof Body as K extends 'input' ? never : CamelCase<K & string>]: Body[K] extends WireTensor | undefined ? Tensor : Body[K] };
+type OptionsMatch = [
+  Assert<Same<RmsNormOptions, OptionsOf<OpBodies['rmsnorm']>>>,
+  Assert<Same<NormOptions, OptionsOf<OpBodies['layernorm']>>>,
+  Assert<Same<BatchNormOptions, OptionsOf<OpBodies['batchnorm']>>>,
+  Assert<Same<GroupNormOptions, OptionsOf<OpBodies['groupnorm']>>>,
+  Assert<BatchItem['op'] extends OpName ? true : false>,
+];
 
 export interface NormResult {
   output: Tensor;

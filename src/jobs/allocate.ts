@@ -5,8 +5,9 @@
 import { DTYPES, valueStorage } from '../codec/dtype.js';
 import { writeValues } from '../codec/read-tensor.js';
 import type { SlabPool } from '../memory/slab-pool.js';
-import type { NormTask } from '../pool/protocol.js';
+import type { RowTask } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
+import { rowKernel } from '../kernels/row-kernels.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
 import { producedOutputs, type RowRequest } from './checked-request.js';
 import { openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
@@ -19,17 +20,16 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
-  // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty.
-  // GroupNorm's γ and β are per channel
-  const paramLength = req.rows === 0 ? 0 : req.kernel === 'groupnorm' ? req.n / req.channelRun * req.groups : req.n;
+  const kernel = rowKernel(req.params);
+  // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
+  const paramLength = req.rows === 0 ? 0 : kernel.paramLength(req.params, req.n);
   const statLength = req.rows;
   const hasMean = req.stats.includes('mean');
   const hasRstd = req.stats.includes('rstd');
   // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
   // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those).
   // Decided from the request alone: every row of it computes the same way on any thread.
-  // (no SIMD kernel for pRMSNorm yet)
-  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0 && req.sumLength === req.n;
+  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0 && kernel.simdApplies(req.params, req.n);
   const halfOutput = req.outDtype === 'float16' || req.outDtype === 'bfloat16';
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
@@ -69,9 +69,9 @@ export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: numbe
 
   const mean = hasMean ? region('mean', statLength) : null;
   const rstd = hasRstd ? region('rstd', statLength) : null;
-  const task: NormTask = {
+  const task: RowTask = {
     kind: 'rows',
-    kernel: req.kernel, n: req.n, sumLength: req.sumLength, channelRun: req.channelRun, groups: req.groups,
+    params: req.params, n: req.n,
     rowStart: 0, rowEnd: req.rows,
     inputDtype: req.input.dtype, outDtype: req.outDtype,
     eps: req.eps, epsOutside: req.epsOutside,

@@ -3,7 +3,7 @@
 // each channel across the rows.
 import type { Dtype } from '../codec/dtype.js';
 import type { TensorIn } from '../codec/read-tensor.js';
-import type { RowKernel } from '../pool/protocol.js';
+import type { RowParams } from '../kernels/row-kernels.js';
 
 /** per-row (or per-channel) statistics a result may carry */
 export type StatName = 'mean' | 'rstd';
@@ -27,15 +27,11 @@ interface CheckedCommon {
 
 export interface RowRequest extends CheckedCommon {
   layout: 'rows';
-  kernel: RowKernel;
+  /** the kernel (params.kernel) and the operation's own parameters for it */
+  params: RowParams;
   residual: TensorIn | null;
   rows: number;
   n: number;
-  /** the elements of a row that give its s: ⌊n·partial⌋ for pRMSNorm, else n */
-  sumLength: number;
-  /** GroupNorm: elements per channel in a row, and G; 0 and 1 for the others */
-  channelRun: number;
-  groups: number;
   epsOutside: boolean;
   weightOffset: number;
 }

@@ -2,13 +2,11 @@
 import { narrowToFloat16 } from '../codec/half.js';
 import { addResidualRows } from './add-residual.js';
 import { runChannelTask } from './channel-task.js';
-import { groupnormRows } from './groupnorm.js';
-import { layernormRows } from './layernorm.js';
 import { loadRows } from './load-rows.js';
-import { rmsnormRows } from './rmsnorm.js';
-import type { OutputArray, ValueArray } from './types.js';
+import { rowKernel, type RowParams } from './row-kernels.js';
+import type { OutputArray, RowKernelConfig, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
-import { QUEUED, STARTED, type NormTask, type Region, type Task, type TaskResult } from '../pool/protocol.js';
+import { QUEUED, STARTED, type Region, type RowTask, type Task, type TaskResult } from '../pool/protocol.js';
 
 type ArrayType = Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor;
 
@@ -36,11 +34,12 @@ export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (()
   }
 }
 
-function runRowTask(task: NormTask, wasm: WasmKernels | null): void {
+function runRowTask(task: RowTask, wasm: WasmKernels | null): void {
   const { n, rowStart, rowEnd, inputDtype } = task;
+  const kernel = rowKernel(task.params);
   if (task.prepared !== null && wasm !== null && task.xSource === null && task.residual === null) {
     // input read where it lies, at any alignment
-    runWasm(wasm, task, task.x.byteOffset);
+    runSimd(kernel, wasm, task, task.x.byteOffset);
     return;
   }
   const valueType = inputDtype === 'float64' ? Float64Array : Float32Array;
@@ -54,7 +53,7 @@ function runRowTask(task: NormTask, wasm: WasmKernels | null): void {
     x = h;
   }
   if (task.prepared !== null && wasm !== null) {
-    runWasm(wasm, task, x.byteOffset);
+    runSimd(kernel, wasm, task, x.byteOffset);
     return;
   }
   const buffers = {
@@ -64,31 +63,21 @@ function runRowTask(task: NormTask, wasm: WasmKernels | null): void {
     mean: task.mean === null ? null : view(Float32Array, task.mean),
     rstd: task.rstd === null ? null : view(Float32Array, task.rstd),
   };
-  const params = {
+  const norm = {
     n,
     eps: task.eps,
     epsOutside: task.epsOutside,
     scale: view(Float64Array, task.scale),
     bias: task.bias === null ? null : view(Float64Array, task.bias),
   };
-  if (task.kernel === 'rmsnorm') rmsnormRows(buffers, params, rowStart, rowEnd, task.sumLength);
-  else if (task.kernel === 'layernorm') layernormRows(buffers, params, rowStart, rowEnd);
-  else groupnormRows(buffers, params, task.channelRun, task.groups, rowStart, rowEnd);
+  kernel.rows(buffers, norm, rowStart, rowEnd, task.params);
 }
 
-/** the SIMD kernels on rows [rowStart, rowEnd); a float16/bfloat16 output is narrowed from float32 */
-function runWasm(wasm: WasmKernels, task: NormTask, x: number): void {
-  const { n, rowStart, rowEnd, eps, epsOutside } = task;
-  const y = task.wide?.byteOffset ?? task.y.byteOffset;
-  const bias = task.bias?.byteOffset ?? null;
-  const rstd = task.rstd?.byteOffset ?? null;
-  if (task.kernel === 'rmsnorm') {
-    wasm.rmsnormF32(x, y, task.scale.byteOffset, bias, task.prepared!, rstd, n, rowStart, rowEnd, eps, epsOutside);
-  } else if (task.kernel === 'groupnorm') {
-    wasm.groupnormF32(x, y, task.scale.byteOffset, bias, task.mean?.byteOffset ?? null, rstd, n, task.channelRun, task.groups, rowStart, rowEnd, eps);
-  } else {
-    wasm.layernormF32(x, y, task.scale.byteOffset, bias, task.prepared!, task.mean?.byteOffset ?? null, rstd, n, rowStart, rowEnd, eps, epsOutside);
-  }
+/** the SIMD kernel on rows [rowStart, rowEnd) (allocate set `prepared` only where it applies); a
+ *  float16/bfloat16 output is narrowed from its float32 results */
+function runSimd(kernel: RowKernelConfig<RowParams>, wasm: WasmKernels, task: RowTask, x: number): void {
+  const { n, rowStart, rowEnd } = task;
+  kernel.simd!(wasm, task, x, task.wide?.byteOffset ?? task.y.byteOffset);
   if (task.wide !== null) {
     const start = rowStart * n;
     const count = (rowEnd - rowStart) * n;

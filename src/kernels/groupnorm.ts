@@ -3,14 +3,22 @@
 // that channel's γ and β: y = (x − μ)·(r·γ_c) + β_c.
 import { meanAndVariance } from './row-sums.js';
 import { storeRun } from './store-channels.js';
-import type { NormBuffers, NormParams } from './types.js';
+import type { NormBuffers, NormParams, RowKernelConfig } from './types.js';
+
+export interface GroupnormParams {
+  kernel: 'groupnorm';
+  /** elements per channel in a row: scale and bias hold one value per channel */
+  channelRun: number;
+  /** G: row r starts at channel (r mod G)·n/channelRun */
+  groups: number;
+}
 
 const sums = new Float64Array(2);
 
-/** `channelRun`: elements per channel; `groups`: G, so row r's first channel is (r mod G)·n/channelRun */
-export function groupnormRows(buf: NormBuffers, p: NormParams, channelRun: number, groups: number, rowStart: number, rowEnd: number): void {
+export function groupnormRows(buf: NormBuffers, p: NormParams, rowStart: number, rowEnd: number, params: GroupnormParams): void {
   const { x, y, outDtype, mean, rstd } = buf;
   const { n, eps, scale, bias } = p;
+  const { channelRun, groups } = params;
   const channelsPerRow = n / channelRun;
   for (let row = rowStart; row < rowEnd; row++) {
     const off = row * n;
@@ -26,3 +34,14 @@ export function groupnormRows(buf: NormBuffers, p: NormParams, channelRun: numbe
     if (rstd !== null) rstd[row] = r;
   }
 }
+
+export const groupnormKernel: RowKernelConfig<GroupnormParams> = {
+  rows: groupnormRows,
+  simd: (wasm, task, x, y) => wasm.groupnormF32(
+    x, y, task.scale.byteOffset, task.bias?.byteOffset ?? null, task.mean?.byteOffset ?? null, task.rstd?.byteOffset ?? null,
+    task.n, task.params.channelRun, task.params.groups, task.rowStart, task.rowEnd, task.eps,
+  ),
+  simdApplies: () => true,
+  // γ and β are per channel: C = (n / channelRun)·G
+  paramLength: (params, n) => n / params.channelRun * params.groups,
+};

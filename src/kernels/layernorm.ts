@@ -2,7 +2,11 @@
 // 1/(sqrt(s) + eps), y = (x - μ)·r·g + β.
 import { meanAndVariance } from './row-sums.js';
 import { storeRow } from './store-row.js';
-import type { NormBuffers, NormParams } from './types.js';
+import type { NormBuffers, NormParams, RowKernelConfig } from './types.js';
+
+export interface LayernormParams {
+  kernel: 'layernorm';
+}
 
 const sums = new Float64Array(2);
 
@@ -21,3 +25,13 @@ export function layernormRows(buf: NormBuffers, p: NormParams, rowStart: number,
     if (rstd !== null) rstd[row] = r;
   }
 }
+
+export const layernormKernel: RowKernelConfig<LayernormParams> = {
+  rows: layernormRows,
+  simd: (wasm, task, x, y) => wasm.layernormF32(
+    x, y, task.scale.byteOffset, task.bias?.byteOffset ?? null, task.prepared!, task.mean?.byteOffset ?? null,
+    task.rstd?.byteOffset ?? null, task.n, task.rowStart, task.rowEnd, task.eps, task.epsOutside,
+  ),
+  simdApplies: () => true,
+  paramLength: (_, n) => n,
+};

@@ -1,7 +1,13 @@
 // RMSNorm over rows: s = (1/n)·Σx², r = 1/sqrt(s + eps) or 1/(sqrt(s) + eps), y = x·r·g + β.
 import { sumSquares } from './row-sums.js';
 import { storeRow } from './store-row.js';
-import type { NormBuffers, NormParams } from './types.js';
+import type { NormBuffers, NormParams, RowKernelConfig } from './types.js';
+
+export interface RmsnormParams {
+  kernel: 'rmsnorm';
+  /** the first sumLength elements of a row give its s: ⌊n·partial⌋ for pRMSNorm, else n */
+  sumLength: number;
+}
 
 /**
  * normalizes rows [rowStart, rowEnd) of buf.x into buf.y, and buf.rstd when asked; s is taken over
@@ -21,3 +27,14 @@ export function rmsnormRows(buf: NormBuffers, p: NormParams, rowStart: number, r
     if (rstd !== null) rstd[row] = r;
   }
 }
+
+export const rmsnormKernel: RowKernelConfig<RmsnormParams> = {
+  rows: (buf, norm, rowStart, rowEnd, params) => rmsnormRows(buf, norm, rowStart, rowEnd, params.sumLength),
+  simd: (wasm, task, x, y) => wasm.rmsnormF32(
+    x, y, task.scale.byteOffset, task.bias?.byteOffset ?? null, task.prepared!, task.rstd?.byteOffset ?? null,
+    task.n, task.rowStart, task.rowEnd, task.eps, task.epsOutside,
+  ),
+  // no SIMD kernel for pRMSNorm yet
+  simdApplies: (params, n) => params.sumLength === n,
+  paramLength: (_, n) => n,
+};

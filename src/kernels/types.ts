@@ -1,5 +1,8 @@
 // shared by the main thread and the workers: the shapes a kernel reads and writes.
 import type { Dtype } from '../codec/dtype.js';
+import type { RowTask } from '../pool/protocol.js';
+import type { RowParams } from './row-kernels.js';
+import type { WasmKernels } from './wasm-kernels.js';
 
 /** values as the kernels read them: float16/bfloat16 inputs are widened to float32 on the way in */
 export type ValueArray = Float32Array | Float64Array;
@@ -27,4 +30,21 @@ export interface NormBuffers {
   /** per-row mean (layernorm only) and r, or null when not asked for */
   mean: Float32Array | null;
   rstd: Float32Array | null;
+}
+
+/**
+ * one row-wise kernel, as the registry (row-kernels.ts) lists it; P is its own parameter record,
+ * `{ kernel: <its name>, … }`, carried by the request and its tasks
+ */
+export interface RowKernelConfig<P extends RowParams> {
+  /** the JS kernel: rows [rowStart, rowEnd) of buf.x into buf.y (and buf.mean / buf.rstd when set) */
+  rows(buf: NormBuffers, norm: NormParams, rowStart: number, rowEnd: number, params: P): void;
+  /** the SIMD kernel on float32 rows: x and y are byte offsets in the wasm memory, y takes float32
+   *  results; null: JS only */
+  simd: ((wasm: WasmKernels, task: RowTask<P>, x: number, y: number) => void) | null;
+  /** whether simd computes a request of these params and rows of n (never when simd is null);
+   *  decided from the request alone, so every thread computes it the same way */
+  simdApplies(params: P, n: number): boolean;
+  /** how many scale (and bias) values rows of n elements read */
+  paramLength(params: P, n: number): number;
 }

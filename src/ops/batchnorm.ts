@@ -9,7 +9,7 @@ import { channelFields, checkRank, DEFAULT_CHANNEL_EPS, statFields } from './cha
 import type { Example, Operation, Schema } from './operation.js';
 import { isNumpyForm, optionalTensor, product } from './tensor-checks.js';
 
-interface BatchNormBody {
+export interface BatchNormBody {
   input: WireTensor;
   channel_axis?: number;
   training?: boolean;

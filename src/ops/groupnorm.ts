@@ -8,7 +8,7 @@ import { channelFields, checkRank, DEFAULT_CHANNEL_EPS, statFields } from './cha
 import type { Example, Operation, Schema } from './operation.js';
 import { isNumpyForm, optionalTensor, product } from './tensor-checks.js';
 
-interface GroupNormBody {
+export interface GroupNormBody {
   input: WireTensor;
   num_groups: number;
   weight?: WireTensor;
@@ -31,7 +31,7 @@ function check(body: GroupNormBody, prefix: string, fromJson: boolean): RowReque
   return {
     layout: 'rows',
     op: 'groupnorm',
-    kernel: 'groupnorm',
+    params: { kernel: 'groupnorm', channelRun, groups: G },
     input,
     weight: optionalTensor(body.weight, `${prefix}weight`, [C], fromJson),
     bias: optionalTensor(body.bias, `${prefix}bias`, [C], fromJson),
@@ -43,9 +43,6 @@ function check(body: GroupNormBody, prefix: string, fromJson: boolean): RowReque
     statShape: [N, G],
     rows: N * G,
     n,
-    sumLength: n,
-    channelRun,
-    groups: G,
     outDtype: body.output_dtype ?? input.dtype,
     numpyForm: isNumpyForm(body.input),
   };

@@ -1,6 +1,7 @@
 // what every operation describes about itself: the one table (ops/registry.ts) the /v1 schemas, the
 // OpenAPI document and the request checks are derived from. Adding an operation is one file here
-// plus its kernels.
+// (and its lines in registry.ts) plus its kernels; a row-wise one's check names its kernel and that
+// kernel's own parameters (kernels/row-kernels.ts).
 import type { CheckedRequest } from '../jobs/checked-request.js';
 
 /** a JSON Schema fragment: validated by ajv, shown in the OpenAPI document */

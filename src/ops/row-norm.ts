@@ -1,15 +1,16 @@
 // the family of row-wise normalizations (API.md §2): RMSNorm and LayerNorm share their fields,
-// their checks and their layout; each names its kernel, its eps, its statistics and its docs.
+// their checks and their layout; each gives its kernel's parameters, its eps, its statistics, its
+// own fields and its docs.
 import { readTensor, type WireTensor } from '../codec/read-tensor.js';
 import { DTYPE_NAMES, type Dtype } from '../codec/dtype.js';
 import { serviceError } from '../errors.js';
 import type { RowRequest, StatName } from '../jobs/checked-request.js';
-import type { RowKernel } from '../pool/protocol.js';
+import type { RowParams } from '../kernels/row-kernels.js';
 import type { Example, Operation, Schema } from './operation.js';
 import { isNumpyForm, optionalTensor, product } from './tensor-checks.js';
 
-/** a body as the schema admits it */
-interface RowNormBody {
+/** a body as the schema admits it (the family's fields; an operation may add its own) */
+export interface RowNormBody {
   input: WireTensor;
   axis?: number;
   weight?: WireTensor;
@@ -20,17 +21,17 @@ interface RowNormBody {
   residual?: WireTensor;
   return_stats?: boolean;
   output_dtype?: Dtype;
-  partial?: number;
 }
 
-export interface RowNormSpec {
+export interface RowNormSpec<B extends RowNormBody> {
   name: string;
-  kernel: RowKernel;
   defaultEps: number;
   /** the statistics return_stats adds, in answer order */
   stats: readonly StatName[];
-  /** takes `partial` (pRMSNorm) */
-  partial: boolean;
+  /** its fields beyond the family's, last in the body's schema */
+  ownFields: Record<string, Schema>;
+  /** its kernel's parameters for rows of n elements, from its own fields; `prefix` as check's */
+  params(body: B, n: number, prefix: string): RowParams;
   summary: string;
   description: string;
   examples: { request: Record<string, Example>; response: Record<string, Example> };
@@ -45,11 +46,6 @@ const DTYPE_FIELD = { type: 'string', enum: DTYPE_NAMES };
 const STAT_DOCS: Readonly<Record<StatName, string>> = {
   mean: 'with return_stats: float32 per-row mean, of shape input.shape[:axis], or [1] where that is empty',
   rstd: 'with return_stats: float32 per-row r, of shape input.shape[:axis], or [1] where that is empty',
-};
-
-const PARTIAL_FIELD = {
-  type: 'number', exclusiveMinimum: 0, maximum: 1, default: 1,
-  description: 'pRMSNorm: p in (0, 1]; s is taken over the first k = ⌊n·p⌋ elements of each row (n·p in float64, as Python\'s int(n * p)) and every element is scaled by the resulting r. k = 0 is a 400',
 };
 
 const X2X4 = [1, 2, 3, 4, -1, -2, -3, -4];
@@ -73,7 +69,7 @@ export function example2x4(name: string, title: string, summary: string, row: nu
   };
 }
 
-export function rowNormOperation(spec: RowNormSpec): Operation {
+export function rowNormOperation<B extends RowNormBody>(spec: RowNormSpec<B>): Operation {
   return {
     name: spec.name,
     summary: spec.summary,
@@ -105,18 +101,18 @@ export function rowNormOperation(spec: RowNormSpec): Operation {
       },
       return_stats: { type: 'boolean', default: false, description: 'also return per-row rstd (and mean for layernorm)' },
       output_dtype: { ...DTYPE_FIELD, description: "dtype of output; default the input's dtype" },
-      ...(spec.partial ? { partial: PARTIAL_FIELD } : {}),
+      ...spec.ownFields,
     }),
     responseFields: (tensor: Schema) => ({
       output: { ...tensor, description: "input's shape, in output_dtype" },
       residual: { ...tensor, description: 'only when residual was sent: h = input + residual, rounded to the input dtype' },
       ...Object.fromEntries(spec.stats.map((stat) => [stat, { ...tensor, description: STAT_DOCS[stat] }])),
     }),
-    check: (body, path, fromJson) => checkRowNorm(spec, body as unknown as RowNormBody, path, fromJson),
+    check: (body, path, fromJson) => checkRowNorm(spec, body as unknown as B, path, fromJson),
   };
 }
 
-function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, fromJson: boolean): RowRequest {
+function checkRowNorm<B extends RowNormBody>(spec: RowNormSpec<B>, body: B, prefix: string, fromJson: boolean): RowRequest {
   const input = readTensor(body.input, `${prefix}input`, fromJson);
   const rank = input.shape.length;
   const axisValue = body.axis ?? DEFAULT_AXIS;
@@ -130,9 +126,7 @@ function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, from
   if (n === 0) {
     throw serviceError('emptyRow', `${prefix}input.shape`, normShape.join(', '));
   }
-  const partial = body.partial ?? 1;
-  const sumLength = Math.floor(n * partial);
-  if (sumLength === 0) throw serviceError('partialEmpty', `${prefix}partial`, n, String(partial));
+  const params = spec.params(body, n, prefix);
   const weight = optionalTensor(body.weight, `${prefix}weight`, normShape, fromJson);
   const bias = optionalTensor(body.bias, `${prefix}bias`, normShape, fromJson);
   const residual = optionalTensor(body.residual, `${prefix}residual`, input.shape, fromJson);
@@ -142,14 +136,11 @@ function checkRowNorm(spec: RowNormSpec, body: RowNormBody, prefix: string, from
   return {
     layout: 'rows',
     op: spec.name,
-    kernel: spec.kernel,
+    params,
     input, weight, bias, residual,
     statShape: rowShape.length === 0 ? [1] : rowShape,
     rows: product(rowShape),
     n,
-    sumLength,
-    channelRun: 0,
-    groups: 1,
     eps: body.eps ?? spec.defaultEps,
     epsOutside: body.eps_placement === 'outside',
     weightOffset: body.weight_offset ?? DEFAULT_WEIGHT_OFFSET,

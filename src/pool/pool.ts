@@ -52,7 +52,7 @@ export function createPool(
         throw serviceError('queueFull');
       }
       try {
-        // the caller aborts only tasks that have not started (NormTask.cancel), so piscina removes
+        // the caller aborts only tasks that have not started (Task.cancel), so piscina removes
         // them from its queue, or at worst stops a worker that had not touched memory yet
         return (await piscina.run(task, { signal })) as TaskResult;
       } catch (err) {

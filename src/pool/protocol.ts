@@ -1,14 +1,12 @@
 // the only things the main thread and the workers share: the task and result shapes.
 import type { Dtype } from '../codec/dtype.js';
+import type { RowParams } from '../kernels/row-kernels.js';
 
 /** a task's flag in its job's cancel region: a task claims it (QUEUED → STARTED) before touching
  *  memory; the main thread drops a queued one (QUEUED → DROPPED), which then does nothing */
 export const QUEUED = 0;
 export const STARTED = 1;
 export const DROPPED = 2;
-
-/** the row-wise kernel a task runs */
-export type RowKernel = 'rmsnorm' | 'layernorm' | 'groupnorm';
 
 /** a typed-array view into shared memory: elements of its type, or bytes for a source */
 export interface Region {
@@ -17,17 +15,12 @@ export interface Region {
   length: number;
 }
 
-/** normalizes whole rows: RMSNorm, LayerNorm, GroupNorm (a row is one group of one sample) */
-export interface NormTask {
+/** normalizes whole rows with one of kernels/row-kernels.ts (GroupNorm's row: one group of one sample) */
+export interface RowTask<P extends RowParams = RowParams> {
   kind: 'rows';
-  kernel: RowKernel;
+  /** the kernel (params.kernel) and its own parameters */
+  params: P;
   n: number;
-  /** rmsnorm: the first sumLength elements of a row give its s (pRMSNorm); n otherwise */
-  sumLength: number;
-  /** groupnorm: elements per channel in a row (scale and bias hold one value per channel, and
-   *  row r starts at channel (r mod groups)·n/channelRun); 0: scale and bias hold one value per element */
-  channelRun: number;
-  groups: number;
   rowStart: number;
   rowEnd: number;
   inputDtype: Dtype;
@@ -43,7 +36,7 @@ export interface NormTask {
   residualSource: Region | null;
   /** outDtype storage: Float32Array, Float64Array, or Uint16Array bits */
   y: Region;
-  /** Float64Array: weight_offset + weight */
+  /** Float64Array: weight_offset + weight, as many as the kernel's paramLength */
   scale: Region;
   /** Float64Array */
   bias: Region | null;
@@ -107,7 +100,7 @@ export interface ChannelTask {
   fault: TaskFault | null;
 }
 
-export type Task = NormTask | ChannelTask;
+export type Task = RowTask | ChannelTask;
 
 /** sent once per worker at start-up: the worker loads its kernels and answers, nothing else */
 export interface WarmUp {
