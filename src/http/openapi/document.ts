@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
+import { OP_NAMES } from '../../ops/registry.js';
 import { refuseQuery } from '../service-routes.js';
 import { registerReference } from './reference.js';
 import { errorResponse } from './response-schemas.js';
@@ -35,7 +36,7 @@ const DESCRIPTION = `RMSNorm, LayerNorm, BatchNorm and GroupNorm over HTTP: in m
 
 **Errors.** \`{statusCode, code, error, message}\`: code is stable and machine-readable (the enum of each Error schema lists the codes of that status), message starts with the path of the offending field (\`input.shape[1]\`, \`requests[2].eps\`). Any other path or method answers 404 (components/responses/NotFound); under /v1/, when API keys are configured, 401 comes first.
 
-**Open Inference Protocol (tag oip).** Health, server and model metadata, and inference for the models rmsnorm, layernorm, batchnorm and groupnorm (version 1), with the same checks, numerics, limits and deadlines as /v1. An infer body is JSON (numbers may be the bare tokens NaN, Infinity, -Infinity), or, with Inference-Header-Content-Length, a JSON header followed by the inputs' raw bytes; its Content-Type is not consulted. An answer is JSON, or application/octet-stream (JSON header, then bytes) when any output is binary. Every /v2 error, and the 404 of any other path under /v2, is \`{"error": message}\` (OipError).
+**Open Inference Protocol (tag oip).** Health, server and model metadata, and inference for the models ${OP_NAMES.slice(0, -1).join(', ')} and ${OP_NAMES[OP_NAMES.length - 1]} (version 1), with the same checks, numerics, limits and deadlines as /v1. An infer body is JSON (numbers may be the bare tokens NaN, Infinity, -Infinity), or, with Inference-Header-Content-Length, a JSON header followed by the inputs' raw bytes; its Content-Type is not consulted. An answer is JSON, or application/octet-stream (JSON header, then bytes) when any output is binary. Every /v2 error, and the 404 of any other path under /v2, is \`{"error": message}\` (OipError).
 
 **Auth.** When the server has API keys, every path under /v1/ needs \`Authorization: Bearer <key>\`, and so do /v2 and every path under it but /v2/health/live and /v2/health/ready; nothing else does.
 

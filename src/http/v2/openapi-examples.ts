@@ -1,7 +1,7 @@
 // the Open Inference Protocol's worked examples: test/openapi replays every request and checks the
 // server answers exactly the documented response.
 import type { Example } from '../../ops/operation.js';
-import type { OpName } from '../../ops/registry.js';
+import { OP_NAMES, type OpName } from '../../ops/registry.js';
 
 /** a worked inference of the Open Inference Protocol: the request to POST /v2/models/{model}/infer and
  *  the server's answer, as it writes it */
@@ -72,7 +72,7 @@ export const oipErrorExamples: Readonly<Record<number, Record<string, Example>>>
   404: {
     unknownModel: {
       summary: 'GET /v2/models/softmax',
-      value: { error: 'model softmax: unknown; the models are rmsnorm, layernorm, batchnorm, groupnorm' },
+      value: { error: `model softmax: unknown; the models are ${OP_NAMES.join(', ')}` },
     },
   },
 };
