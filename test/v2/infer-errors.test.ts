@@ -3,8 +3,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeApp, faultGate } from '../helpers/fault-gate.js';
-import { createApp, useFreshApp } from '../helpers/http.js';
+import { createApp, useFreshApp, type Response } from '../helpers/http.js';
 import { randomValues } from '../helpers/tensors.js';
+import { readInferRequest } from '../../src/http/v2/infer-request.js';
+import { modelFor } from '../../src/http/v2/models.js';
 import { expectOipError, GN, infer, JSON_TYPE, jsonInput, readAnswer, X, type Datatype } from './oip.js';
 
 const ctx = useFreshApp({}, 'file');
@@ -137,40 +139,57 @@ describe('errors: whole {"error"} bodies', () => {
 });
 
 describe('the timeout parameter', () => {
-  // the one worker is held by a blocked task; requests behind it answer 504 when their deadline fires
+  // each request blocks its task at the gate, on a worker of its own, and is answered 504 when its
+  // deadline fires while that task still holds the worker. No clock is read: the requests go in order
+  // of falling deadline, each once the one before holds its worker, so the 504s must come in exactly
+  // the reverse order. Neighbouring deadlines are ≥ 400 ms apart, far more than the time between two
+  // sends; a deadline no shorter than its predecessor's (a parameter or header not applied) fires after it
   const DEADLINE = 'the request deadline passed before its result was ready';
+  const HOUR_US = 3_600_000_000;
+  // one row: one pool task whatever the pool's size
+  const ROW = [jsonInput('input', 'FP32', [1, 4], [1, 2, 3, 4])];
   let slow: FastifyInstance;
   beforeAll(async () => {
-    slow = await createApp({ workers: 1, faultInjection: true, inlineMaxElements: 0, requestTimeoutMs: 600 });
+    slow = await createApp({ workers: 4, faultInjection: true, inlineMaxElements: 0, requestTimeoutMs: 1_600 });
   });
   afterAll(async () => {
     await closeApp(slow);
   });
 
-  it('µs rounded up to ms, capped at REQUEST_TIMEOUT_MS, the shorter of it and X-Request-Timeout-Ms wins', async () => {
-    const blocked = infer(slow, 'rmsnorm', { inputs: X }, { 'x-test-fault': 'block' });
-    await faultGate(slow).blocked(1);
-    const timed = async (timeout: number, headers: Record<string, string> = {}) => {
-      const started = performance.now();
-      const res = await infer(slow, 'rmsnorm', { inputs: X, parameters: { timeout } }, headers);
-      expectOipError(res, 504, DEADLINE);
-      return performance.now() - started;
-    };
-    // 1 µs is a valid timeout: 1 ms
-    expect(await timed(1)).toBeLessThan(590);
-    expect(await timed(100_001)).toBeGreaterThanOrEqual(100);
-    const capped = await timed(60_000_000);
-    expect(capped).toBeGreaterThanOrEqual(599);
-    expect(capped).toBeLessThan(5_000);
-    const header = await timed(60_000_000, { 'x-request-timeout-ms': '50' });
-    expect(header).toBeGreaterThanOrEqual(49);
-    expect(header).toBeLessThan(590);
-    const parameter = await timed(150_000, { 'x-request-timeout-ms': '60000' });
-    expect(parameter).toBeGreaterThanOrEqual(149);
-    expect(parameter).toBeLessThan(590);
-    // the blocked request had only REQUEST_TIMEOUT_MS: its own 504 came while its task still held the worker
-    expectOipError(await blocked, 504, DEADLINE);
-    faultGate(slow).open();
+  it('µs rounded up to ms, capped at REQUEST_TIMEOUT_MS, the shorter of it and X-Request-Timeout-Ms wins: 504s in deadline order', async () => {
+    // [the request, its timeout parameter in µs, its X-Request-Timeout-Ms]; the deadline it must get in the name
+    const sends: [string, number, string | null][] = [
+      ['timeout 1 h: REQUEST_TIMEOUT_MS, 1600 ms', HOUR_US, null],
+      ['timeout 1 200 001 µs under X-Request-Timeout-Ms 60000: 1201 ms', 1_200_001, '60000'],
+      ['X-Request-Timeout-Ms 800 under timeout 1 h: 800 ms', HOUR_US, '800'],
+      ['timeout 1 µs: 1 ms', 1, null],
+    ];
+    const gate = faultGate(slow);
+    const answered: string[] = [];
+    const answers: Promise<Response>[] = [];
+    try {
+      for (const [i, [what, timeout, header]] of sends.entries()) {
+        const headers: Record<string, string> = header === null ? { 'x-test-fault': 'block' } : { 'x-test-fault': 'block', 'x-request-timeout-ms': header };
+        const answer = infer(slow, 'rmsnorm', { inputs: ROW, parameters: { timeout } }, headers).then((res) => {
+          answered.push(what);
+          return res;
+        });
+        answers.push(answer);
+        // a task dropped at a deadline that came too early never blocks: its answer ends the wait, and the order below fails.
+        // The last one (1 ms) may be dropped before it starts: nothing waits for it
+        if (i < sends.length - 1) await Promise.race([gate.blocked(i + 1), answer]);
+      }
+      // all answered while the gate holds their tasks: a deadline not capped (1 h) would keep this test waiting until it times out
+      for (const res of await Promise.all(answers)) expectOipError(res, 504, DEADLINE);
+      expect(answered).toEqual(sends.map(([what]) => what).reverse());
+    } finally {
+      gate.open();
+    }
+  });
+
+  // the order of 504s cannot tell 1 200 000 µs from 1 200 001 µs: the conversion the handler applies
+  it.each([[1, 1], [999, 1], [1_000, 1], [1_001, 2], [1_200_001, 1_201]])('timeout %i µs → a %i ms deadline, rounded up', (us, ms) => {
+    expect(readInferRequest('rmsnorm', modelFor('rmsnorm', undefined), { inputs: X, parameters: { timeout: us } }, new Uint8Array(0)).timeoutMs).toBe(ms);
   });
 
   it('a timeout that is not reached changes nothing: 5 s', async () => {
