@@ -10,7 +10,7 @@ import { allocateChannelJob } from '../dist/jobs/allocate-channels.js';
 import type { ChannelRequest, CheckedRequest, RowRequest } from '../dist/jobs/checked-request.js';
 import type { Job } from '../dist/jobs/job.js';
 import { OPERATIONS } from '../dist/ops/registry.js';
-import { createSlabPool, type SlabPool } from '../dist/memory/slab-pool.js';
+import { createTensorMemory, type TensorMemory } from '../dist/memory/tensor-memory.js';
 import { caseName, channelBody, channelData, checkChannels, layoutName, type ChannelCase, type ChannelData } from './bench-channel-reference.js';
 import { closeSides, compareSides, poolSides } from './bench-pool.js';
 import { median } from './machine.js';
@@ -42,7 +42,7 @@ function withoutSimd(job: Job): Job {
   };
 }
 
-function allocate(req: CheckedRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels): Job {
+function allocate(req: CheckedRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels): Job {
   return req.layout === 'rows' ? allocateRowJob(req as RowRequest, slabs, maxTasks, wasm, null) : allocateChannelJob(req as ChannelRequest, slabs, maxTasks, null);
 }
 
@@ -65,7 +65,7 @@ function checkJob(c: ChannelCase, d: ChannelData, job: Job): string | null {
 }
 
 /** the input's bytes in the pool's shared memory, where a request body would be read in place */
-function placeInput(slabs: SlabPool, x: Float32Array): Uint8Array {
+function placeInput(slabs: TensorMemory, x: Float32Array): Uint8Array {
   const slab = slabs.acquire(x.byteLength);
   const bytes = new Uint8Array(slab.memory, slab.offset, x.byteLength);
   bytes.set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
@@ -76,7 +76,7 @@ const cut = (c: ChannelCase, short: boolean): ChannelCase => (short ? { ...c, sh
 
 function benchSingle(c: ChannelCase, seed: number, timer: Timer): ChannelKernelFigures[] {
   const d = channelData(c, seed);
-  const slabs = createSlabPool(1024 * 2 ** 20);
+  const slabs = createTensorMemory(1024 * 2 ** 20);
   const wasm = loadWasmKernels(slabs.memory);
   const input = placeInput(slabs, d.x);
   const req = OPERATIONS[c.op].check(channelBody(c, d, input), '', false);

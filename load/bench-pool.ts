@@ -7,19 +7,19 @@ import type { Job } from '../dist/jobs/job.js';
 import { Cancellation } from '../dist/engine/cancellation.js';
 import { runJobs, type RunContext } from '../dist/jobs/run.js';
 import { loadWasmKernels, type WasmKernels } from '../dist/kernels/wasm-kernels.js';
-import { createSlabPool, type SlabPool } from '../dist/memory/slab-pool.js';
+import { createTensorMemory, type TensorMemory } from '../dist/memory/tensor-memory.js';
 import { createMetrics } from '../dist/metrics.js';
-import { createPool, type NormPool } from '../dist/pool/pool.js';
+import { createWorkerPool, type WorkerPool } from '../dist/pool/worker-pool.js';
 import { median } from './machine.js';
 
-export interface PoolSide { workers: number; slabs: SlabPool; pool: NormPool; wasm: WasmKernels; ctx: RunContext }
+export interface PoolSide { workers: number; slabs: TensorMemory; pool: WorkerPool; wasm: WasmKernels; ctx: RunContext }
 
 /** a pool of 1 worker and one of 2, each with its own shared memory, as buildApp makes them */
 export function poolSides(): PoolSide[] {
   const log = (err: Error) => process.stderr.write(`pool: ${err.message}\n`);
   return [1, 2].map((workers) => {
-    const slabs = createSlabPool(1024 * 2 ** 20); // 1 GiB cap, of which a few jobs are used
-    const pool = createPool({ workers, maxQueue: 64 }, slabs.memory, log);
+    const slabs = createTensorMemory(1024 * 2 ** 20); // 1 GiB cap, of which a few jobs are used
+    const pool = createWorkerPool({ workers, maxQueue: 64 }, slabs.memory, log);
     const wasm = loadWasmKernels(slabs.memory); // the main thread's copy, as buildApp makes it
     const ctx: RunContext = {
       pool, wasm, metrics: createMetrics(pool, slabs), fault: null, cancellation: new Cancellation(2 ** 31 - 1), // never fires

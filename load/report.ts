@@ -162,7 +162,7 @@ function benchSection(bench: BenchResults): string {
     '',
     '## Pool scaling',
     '',
-    'The service\'s own compute path on one 16 MiB request: the real Piscina pool (`createPool`), the job laid out in a slab by `allocateJob` and run by `runJobs`, which splits it into one task per worker; wall time from submitting to the last result, median of alternating samples.',
+    'The service\'s own compute path on one 16 MiB request: the real Piscina pool (`createWorkerPool`), the job laid out in a slab by `allocateJob` and run by `runJobs`, which splits it into one task per worker; wall time from submitting to the last result, median of alternating samples.',
     '',
     tableMd(['op', 'shape', 'workers', 'ms', 'GB/s', 'speed-up', 'check'], pool, [false, false, true, true, true, true, false]),
   ].join('\n');

@@ -1,13 +1,13 @@
 // measures where a thread hop starts to pay: median wall time of one RMSNorm task of
 // rows×4096... elements run inline on this thread vs on a warm one-worker Piscina pool.
 // usage: npm run build && node scripts/measure-inline-threshold.mjs [--js]   (--js: the JS kernels)
-import { createPool } from '../dist/pool/pool.js';
-import { createSlabPool } from '../dist/memory/slab-pool.js';
+import { createWorkerPool } from '../dist/pool/worker-pool.js';
+import { createTensorMemory } from '../dist/memory/tensor-memory.js';
 import { executeTask } from '../dist/kernels/execute-task.js';
 import { loadWasmKernels, preparedBytes } from '../dist/kernels/wasm-kernels.js';
 
-const slabs = createSlabPool(1 << 30);
-const pool = createPool({ workers: 1, maxQueue: 16 }, slabs.memory, (err) => console.error(err));
+const slabs = createTensorMemory(1 << 30);
+const pool = createWorkerPool({ workers: 1, maxQueue: 16 }, slabs.memory, (err) => console.error(err));
 const wasm = loadWasmKernels(slabs.memory);
 const USE_WASM = !process.argv.includes('--js');
 

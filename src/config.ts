@@ -60,7 +60,7 @@ export function memoryLimit(readFile: ReadFile = readText): number | null {
   return null;
 }
 
-/** API.md §7: half the container's memory limit, else 4 GiB (the slab pool caps it at wasm32's reach) */
+/** API.md §7: half the container's memory limit, else 4 GiB (the tensor memory caps it at wasm32's reach) */
 export function defaultTensorMemory(limit: number | null = memoryLimit()): number {
   return limit === null ? 4 * 1024 ** 3 : Math.floor(limit / 2);
 }

@@ -1,8 +1,8 @@
 // the Prometheus metrics of one app instance (its own registry, so tests can build many apps).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ServiceState } from './engine/admission.js';
-import type { SlabPool } from './memory/slab-pool.js';
-import type { NormPool } from './pool/pool.js';
+import type { TensorMemory } from './memory/tensor-memory.js';
+import type { WorkerPool } from './pool/worker-pool.js';
 
 export interface Metrics {
   registry: Registry;
@@ -19,7 +19,7 @@ export interface Metrics {
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createMetrics(pool: NormPool, slabs: SlabPool, state: ServiceState | null = null): Metrics {
+export function createMetrics(pool: WorkerPool, slabs: TensorMemory, state: ServiceState | null = null): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
   const registers = [registry];

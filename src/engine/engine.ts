@@ -4,9 +4,9 @@
 import type { Config } from '../config.js';
 import { runPipeline, type PipelineRequest, type PipelineResult } from '../jobs/pipeline.js';
 import { loadWasmKernels, type WasmKernels } from '../kernels/wasm-kernels.js';
-import { createSlabPool, type SlabPool } from '../memory/slab-pool.js';
+import { createTensorMemory, type TensorMemory } from '../memory/tensor-memory.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { createPool, type NormPool } from '../pool/pool.js';
+import { createWorkerPool, type WorkerPool } from '../pool/worker-pool.js';
 import { createAdmission, type Admission, type ServiceState } from './admission.js';
 import { createKeyCheck } from './api-keys.js';
 
@@ -14,8 +14,8 @@ export interface Readiness { ready: boolean; status: 'ready' | 'starting' | 'dra
 
 export interface Engine {
   readonly config: Readonly<Config>;
-  readonly pool: NormPool;
-  readonly slabs: SlabPool;
+  readonly pool: WorkerPool;
+  readonly slabs: TensorMemory;
   /** this thread's SIMD kernels: inline work and per-request preparation */
   readonly wasm: WasmKernels;
   readonly metrics: Metrics;
@@ -34,10 +34,10 @@ export interface Engine {
 /** resolves once the workers have loaded their kernels, or failed to (then the engine stays unready) */
 export async function createEngine(config: Readonly<Config>, log: (err: Error, message: string) => void): Promise<Engine> {
   const state: ServiceState = { draining: false, poolFailed: false, inFlight: 0, receiving: 0 };
-  const slabs = createSlabPool(config.maxTensorMemoryBytes);
+  const slabs = createTensorMemory(config.maxTensorMemoryBytes);
   const wasm = loadWasmKernels(slabs.memory); // this thread's copy
   const faultGate = config.faultInjection ? new Int32Array(new SharedArrayBuffer(8)) : null;
-  const pool = createPool(config, slabs.memory, (err) => log(err, 'worker pool error'), faultGate);
+  const pool = createWorkerPool(config, slabs.memory, (err) => log(err, 'worker pool error'), faultGate);
   const metrics = createMetrics(pool, slabs, state);
   pool.piscina.on('workerDestroy', () => {
     if (!pool.closing) metrics.workerRestarts.inc();

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { Unpackr } from 'msgpackr/unpack';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
-import type { SlabPool } from '../memory/slab-pool.js';
+import type { TensorMemory } from '../memory/tensor-memory.js';
 import { readBodyIntoSlab, readBodyText, type BodyLimits } from './body-reader.js';
 import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
 
@@ -23,7 +23,7 @@ declare module 'fastify' {
   }
 }
 
-export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, slabs: SlabPool): void {
+export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, slabs: TensorMemory): void {
   app.decorateRequest('parseMs', 0);
   // the reader enforces the limits (fastify reads a parser's own bodyLimit only for parseAs parsers)
 

@@ -10,7 +10,7 @@
 import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
-import type { Slab, SlabPool } from '../memory/slab-pool.js';
+import type { Slab, TensorMemory } from '../memory/tensor-memory.js';
 
 export type BodyLimits = Pick<Config, 'maxBodyBytes' | 'bodyIdleTimeoutMs' | 'bodyMinRateGraceMs' | 'bodyMinBytesPerSecond'>;
 
@@ -22,7 +22,7 @@ interface Sink<T> {
 }
 
 /** the body in shared memory: bytes [slab.offset, slab.offset + length) */
-export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: SlabPool): Promise<{ slab: Slab; length: number }> {
+export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: TensorMemory): Promise<{ slab: Slab; length: number }> {
   const declared = contentLength === undefined ? Infinity : Number(contentLength);
   let slab: Slab | null = null;
   return receive(payload, contentLength, limits, {
@@ -43,7 +43,7 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
 }
 
 /** the body as text (JSON) */
-export function readBodyText(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: SlabPool): Promise<string> {
+export function readBodyText(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: TensorMemory): Promise<string> {
   const chunks: Buffer[] = [];
   let charged = 0;
   const refund = () => {

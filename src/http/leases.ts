@@ -2,7 +2,7 @@
 // into; the lease ends when the answer has been written.
 import type { FastifyInstance } from 'fastify';
 import { Lease } from '../memory/lease.js';
-import type { SlabPool } from '../memory/slab-pool.js';
+import type { TensorMemory } from '../memory/tensor-memory.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,7 +10,7 @@ declare module 'fastify' {
   }
 }
 
-export function registerLeases(app: FastifyInstance, slabs: SlabPool): void {
+export function registerLeases(app: FastifyInstance, slabs: TensorMemory): void {
   app.decorateRequest('lease', null as unknown as Lease);
   app.addHook('onRequest', (request, _reply, done) => {
     request.lease = new Lease(slabs);

@@ -7,7 +7,7 @@ import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import { blockGeometry, partialsLength } from '../kernels/channel-blocks.js';
 import { prepareChannelsF32, preparedChannelBytes } from '../kernels/channel-params.js';
 import { mergeChannel } from '../kernels/channel-stats.js';
-import type { SlabPool } from '../memory/slab-pool.js';
+import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { ChannelTask, Region } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { producedOutputs, type ChannelRequest } from './checked-request.js';
@@ -24,7 +24,7 @@ function channelValues(t: TensorIn | null, channels: number, fill: number): Floa
 }
 
 /** `maxTasks`: the most tasks a phase may be split into; `prefix`: as allocateRowJob's */
-export function allocateChannelJob(req: ChannelRequest, slabs: SlabPool, maxTasks: number, prefix: Buffer | null): Job {
+export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, maxTasks: number, prefix: Buffer | null): Job {
   const { channels: C, input } = req;
   const size = input.size;
   const geometry = blockGeometry(req.outer, C, req.inner);

@@ -4,7 +4,7 @@
 // msgpack header.
 import { DTYPES, valueStorage } from '../codec/dtype.js';
 import { writeValues } from '../codec/read-tensor.js';
-import type { SlabPool } from '../memory/slab-pool.js';
+import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { RowTask } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { rowKernel } from '../kernels/row-kernels.js';
@@ -16,7 +16,7 @@ import { openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job 
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
  * bytes before the output, when it is sent straight from memory, else null
  */
-export function allocateRowJob(req: RowRequest, slabs: SlabPool, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null): Job {
+export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;

@@ -2,7 +2,7 @@
 import { DTYPES, type Dtype } from '../codec/dtype.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import type { TensorOut } from '../codec/write-tensor.js';
-import type { Slab, SlabPool } from '../memory/slab-pool.js';
+import type { Slab, TensorMemory } from '../memory/tensor-memory.js';
 import type { Region, Task } from '../pool/protocol.js';
 import type { CheckedRequest } from './checked-request.js';
 
@@ -72,7 +72,7 @@ export interface JobSlab {
  * one slab for a job: the plan's regions (the first, `cancel`, cleared: slabs are reused), then y,
  * aligned, with the answer's `prefix` (if any) right before it so both go out as one run of bytes
  */
-export function openJobSlab(slabs: SlabPool, plan: [string, number][], prefix: Buffer | null, yLength: number, yBytes: number): JobSlab {
+export function openJobSlab(slabs: TensorMemory, plan: [string, number][], prefix: Buffer | null, yLength: number, yBytes: number): JobSlab {
   const { offsets, end } = layOut(plan);
   const prefixLength = prefix?.length ?? 0;
   const prefixStart = end + align(prefixLength) - prefixLength;

@@ -5,10 +5,10 @@ import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Lease } from '../memory/lease.js';
-import type { SlabPool } from '../memory/slab-pool.js';
+import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { Metrics } from '../metrics.js';
 import { OPERATIONS, type OpName } from '../ops/registry.js';
-import { TaskAborted, type NormPool } from '../pool/pool.js';
+import { TaskAborted, type WorkerPool } from '../pool/worker-pool.js';
 import type { TaskFault } from '../pool/protocol.js';
 import { allocateRowJob } from './allocate.js';
 import { allocateChannelJob } from './allocate-channels.js';
@@ -19,8 +19,8 @@ import { runJobs } from './run.js';
 
 /** what the pipeline runs on: the engine's (engine/engine.ts) */
 export interface PipelineResources {
-  pool: NormPool;
-  slabs: SlabPool;
+  pool: WorkerPool;
+  slabs: TensorMemory;
   /** this thread's SIMD kernels: inline work and per-request preparation */
   wasm: WasmKernels;
   metrics: Metrics;

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { executeTask } from '../kernels/execute-task.js';
-import { TaskAborted, type NormPool } from '../pool/pool.js';
+import { TaskAborted, type WorkerPool } from '../pool/worker-pool.js';
 import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job, Phase } from './job.js';
@@ -17,7 +17,7 @@ export interface JobTiming {
 }
 
 export interface RunContext {
-  pool: NormPool;
+  pool: WorkerPool;
   limits: Pick<Config, 'inlineMaxElements' | 'minTaskElements'>;
   metrics: Metrics;
   /** this thread's SIMD kernels, for work done inline */

@@ -1,12 +1,12 @@
 // the slabs one request holds: its body and its jobs' memory, given back together. The answer may be
 // a view of them, so they go back when it has been written; when a task may still be running (a 504
 // answered before its work settled), only once that work has settled.
-import type { Slab, SlabPool } from './slab-pool.js';
+import type { Slab, TensorMemory } from './tensor-memory.js';
 
 export class Lease {
   private held: Slab[] = [];
 
-  constructor(private readonly slabs: SlabPool) {}
+  constructor(private readonly slabs: TensorMemory) {}
 
   add(slab: Slab): void {
     this.held.push(slab);

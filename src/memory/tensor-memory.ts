@@ -23,7 +23,7 @@ export interface Slab {
   size: number;
 }
 
-export interface SlabPool {
+export interface TensorMemory {
   readonly memory: WebAssembly.Memory;
   /** a slab of at least `bytes` bytes; throws the 503 `memoryExhausted` when the budget or the memory is full */
   acquire(bytes: number): Slab;
@@ -48,7 +48,7 @@ export interface SlabPool {
   readonly chargedBytes: number;
 }
 
-export function createSlabPool(limitBytes: number): SlabPool {
+export function createTensorMemory(limitBytes: number): TensorMemory {
   const limit = Math.min(limitBytes, MAX_TENSOR_MEMORY - GRANULE);
   // offset 0 stays unused because the wasm kernels read a null pointer as 0
   const allocator = new BlockAllocator(GRANULE, GRANULE + limit);
@@ -68,7 +68,7 @@ export function createSlabPool(limitBytes: number): SlabPool {
     }
   };
   const slabAt = (offset: number, size: number): Slab => ({ memory: memory.buffer as unknown as SharedArrayBuffer, offset, size });
-  const pool: SlabPool = {
+  const pool: TensorMemory = {
     memory,
     acquire(bytes) {
       const block = allocator.allocate(bytes);

@@ -12,7 +12,7 @@ const WORKER_FILE = fileURLToPath(new URL('../../dist/pool/worker-entry.cjs', im
 /** a job dropped at its deadline or when its client left */
 export class TaskAborted extends Error {}
 
-export interface NormPool {
+export interface WorkerPool {
   readonly workers: number;
   readonly piscina: Piscina;
   readonly closing: boolean;
@@ -27,10 +27,10 @@ export interface NormPool {
  * `faultGate`: the tests' gate for blocked tasks (protocol.ts), null in service
  * `workerFile`: what each thread loads; only the tests of a broken build change it
  */
-export function createPool(
+export function createWorkerPool(
   config: Pick<Config, 'workers' | 'maxQueue'>, memory: WebAssembly.Memory, log: (err: Error) => void, faultGate: Int32Array | null = null,
   workerFile = WORKER_FILE,
-): NormPool {
+): WorkerPool {
   const piscina = new Piscina({
     filename: workerFile,
     minThreads: config.workers,

@@ -5,7 +5,7 @@ import { executeTask } from '../kernels/execute-task.js';
 import { GATE_BLOCKED, GATE_OPEN, type Task, type TaskResult } from './protocol.js';
 
 const data = workerData as { memory: WebAssembly.Memory; faultGate: Int32Array | null };
-// the shared memory every request slab is carved from (see memory/slab-pool.ts)
+// the shared memory every request slab is carved from (see memory/tensor-memory.ts)
 const wasm = loadWasmKernels(data.memory);
 
 /** a started task (its flag claimed) that waits for the test to open the gate */

@@ -11,13 +11,13 @@ import { allocateRowJob } from '../../src/jobs/allocate.js';
 import { allocateChannelJob } from '../../src/jobs/allocate-channels.js';
 import type { ChannelRequest, RowRequest } from '../../src/jobs/checked-request.js';
 import type { Job } from '../../src/jobs/job.js';
-import { createSlabPool } from '../../src/memory/slab-pool.js';
+import { createTensorMemory } from '../../src/memory/tensor-memory.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import type { Task } from '../../src/pool/protocol.js';
 import { referenceBatchnorm, referenceGroupnorm } from '../reference/channel-norm-reference.js';
 import { DTYPES, mismatch, normals, readOutput, roundTo, tolerance } from './harness.js';
 
-const slabs = createSlabPool(512 * 2 ** 20);
+const slabs = createTensorMemory(512 * 2 ** 20);
 const wasm = loadWasmKernels(slabs.memory);
 
 /** values of `dtype` as the bytes of a request body, `skew` bytes into a slab of the shared memory */

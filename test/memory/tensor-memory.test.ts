@@ -1,13 +1,13 @@
-// the slab pool's one budget: slabs and held body bytes together never exceed the limit, a refusal is
+// the tensor memory's one budget: slabs and held body bytes together never exceed the limit, a refusal is
 // the 503 memoryExhausted, and memory given back serves any size again.
 import { describe, expect, it } from 'vitest';
-import { createSlabPool } from '../../src/memory/slab-pool.js';
+import { createTensorMemory } from '../../src/memory/tensor-memory.js';
 
 const MiB = 1024 * 1024;
 
-describe('createSlabPool', () => {
+describe('createTensorMemory', () => {
   it('refuses past the budget with the coded 503, and serves again once memory is back', () => {
-    const slabs = createSlabPool(8 * MiB);
+    const slabs = createTensorMemory(8 * MiB);
     const a = slabs.acquire(4 * MiB);
     const b = slabs.acquire(4 * MiB);
     expect(slabs.inUseBytes).toBe(8 * MiB);
@@ -22,7 +22,7 @@ describe('createSlabPool', () => {
   });
 
   it('counts bytes held for arriving bodies against the same budget', () => {
-    const slabs = createSlabPool(8 * MiB);
+    const slabs = createTensorMemory(8 * MiB);
     slabs.charge(6 * MiB);
     expect(() => slabs.acquire(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
     expect(slabs.inUseBytes).toBe(0); // the refused block went back
@@ -33,7 +33,7 @@ describe('createSlabPool', () => {
   });
 
   it('grows a slab in place when the memory after it is free, else moves it keeping its bytes', () => {
-    const slabs = createSlabPool(8 * MiB);
+    const slabs = createTensorMemory(8 * MiB);
     const a = slabs.acquire(64 * 1024);
     new Uint8Array(a.memory, a.offset, 3).set([1, 2, 3]);
     const inPlace = slabs.grow(a, 1 * MiB, 3);
@@ -51,7 +51,7 @@ describe('createSlabPool', () => {
   });
 
   it('hands out exact sizes, not powers of two: a 16 MiB body takes 16 MiB', () => {
-    const slabs = createSlabPool(64 * MiB);
+    const slabs = createTensorMemory(64 * MiB);
     const slab = slabs.acquire(16 * MiB + 10);
     expect(slab.size).toBe(16 * MiB + 64);
     slabs.release(slab);

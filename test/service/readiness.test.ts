@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { createPool } from '../../src/pool/pool.js';
+import { createWorkerPool } from '../../src/pool/worker-pool.js';
 import { buildReadyApp, waitFor } from './helpers.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -71,7 +71,7 @@ it('a build whose workers cannot load their kernels: warm-up reports it, the err
   // as worker-entry.cjs loads, then fails to import the kernels of a broken build
   writeFileSync(brokenWorker, 'module.exports = async () => { throw new Error("a broken build"); };\n');
   const logged: Error[] = [];
-  const pool = createPool({ workers: 2, maxQueue: 4 }, sharedPage(), (err) => logged.push(err), null, brokenWorker);
+  const pool = createWorkerPool({ workers: 2, maxQueue: 4 }, sharedPage(), (err) => logged.push(err), null, brokenWorker);
   try {
     expect(await pool.warmUp()).toBe(false);
     expect(logged.map((err) => err.message)).toContainEqual(expect.stringMatching(/^the workers cannot load their kernels: .*a broken build/));
@@ -82,7 +82,7 @@ it('a build whose workers cannot load their kernels: warm-up reports it, the err
 });
 
 it('the real workers warm up', async () => {
-  const pool = createPool({ workers: 2, maxQueue: 4 }, sharedPage(), (err) => { throw err; });
+  const pool = createWorkerPool({ workers: 2, maxQueue: 4 }, sharedPage(), (err) => { throw err; });
   try {
     expect(await pool.warmUp()).toBe(true);
   } finally {
