@@ -21,7 +21,7 @@ declare module 'fastify' {
     engine: Engine;
     /** the engine's drain state, shared with the entry point's signal handling */
     service: ServiceState;
-    /** with faultInjection: where tasks with the `block` fault wait (pool/protocol.ts); else null */
+    /** with faultInjection: where tasks with the `hold` fault wait (pool/protocol.ts); else null */
     faultGate: Int32Array | null;
   }
 }

@@ -24,7 +24,7 @@ export interface Engine {
   readonly admission: Admission;
   /** null when the server has no API keys; else whether an Authorization value carries one */
   readonly checkKey: ((authorization: string | undefined) => boolean) | null;
-  /** with faultInjection: where tasks with the `block` fault wait (pool/protocol.ts); else null */
+  /** with faultInjection: where tasks with the `hold` fault wait (pool/protocol.ts); else null */
   readonly faultGate: Int32Array | null;
   readiness(): Readiness;
   run(request: PipelineRequest): Promise<PipelineResult>;

@@ -12,5 +12,5 @@ export function serverTiming(t: Timings): string {
 export function testFault(request: FastifyRequest): TaskFault | null {
   const header = request.headers['x-test-fault'];
   if (header === 'crash-worker') return { kind: 'crash' };
-  return header === 'block' ? { kind: 'block' } : null;
+  return header === 'hold' ? { kind: 'hold' } : null;
 }

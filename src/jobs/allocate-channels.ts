@@ -1,10 +1,10 @@
 // phase two for BatchNorm: lay out one tensor's work in a shared slab. Training runs two phases, the
-// per-block statistics and then the output, with the merge between them on the main thread;
+// per-tile statistics and then the output, with the merge between them on the main thread;
 // inference runs the output phase alone, with μ and r from the running statistics.
 import { DTYPES, valueStorage } from '../codec/dtype.js';
 import { narrowToBfloat16, narrowToFloat16 } from '../codec/half.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
-import { blockGeometry, partialsLength } from '../kernels/channel-blocks.js';
+import { tileGeometry, partialsLength } from '../kernels/channel-tiles.js';
 import { prepareChannelsF32, preparedChannelBytes } from '../kernels/channel-params.js';
 import { mergeChannel } from '../kernels/channel-stats.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
@@ -27,7 +27,7 @@ function channelValues(t: TensorIn | null, channels: number, fill: number): Floa
 export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, maxTasks: number, prefix: Buffer | null): Job {
   const { channels: C, input } = req;
   const size = input.size;
-  const geometry = blockGeometry(req.outer, C, req.inner);
+  const geometry = tileGeometry(req.outer, C, req.inner);
   const valueType = valueStorage(input.dtype);
   // the SIMD kernels (kernels/wasm/channels.wat) take float32 values, float16/bfloat16 widened to
   // them: the statistics always, the output pass when it is float32 (the JS pass rounds float64
@@ -79,20 +79,20 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
   };
   const partials = region('partials', req.training ? partialsLength(geometry) : 0);
   const template = (kind: ChannelTask['kind'], source: Region | null): ChannelTask => ({
-    kind, blockStart: 0, blockEnd: geometry.blocks, geometry,
+    kind, tileStart: 0, tileEnd: geometry.tiles, geometry,
     inputDtype: input.dtype, outDtype: req.outDtype,
     x, xSource: source, simd: kind === 'channelStats' ? simdStats : simdApply, prepared, partials,
     shift, factor, bias, y, cancel, slot: 0, fault: null,
   });
-  const elementsPerUnit = size / Math.max(1, geometry.blocks);
+  const elementsPerUnit = size / Math.max(1, geometry.tiles);
   const apply = template('channelApply', req.training ? null : xSource);
   const job: Job = {
     request: req,
     slab,
     phases: req.training
-      ? [{ task: template('channelStats', xSource), units: geometry.blocks, elementsPerUnit, simd: simdStats },
-        { task: { ...apply, slot: maxTasks }, units: geometry.blocks, elementsPerUnit, simd: simdApply }]
-      : [{ task: apply, units: geometry.blocks, elementsPerUnit, simd: simdApply }],
+      ? [{ task: template('channelStats', xSource), units: geometry.tiles, elementsPerUnit, simd: simdStats },
+        { task: { ...apply, slot: maxTasks }, units: geometry.tiles, elementsPerUnit, simd: simdApply }]
+      : [{ task: apply, units: geometry.tiles, elementsPerUnit, simd: simdApply }],
     afterPhase: null,
     outputs: [],
     direct,
@@ -119,9 +119,9 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
     const m2 = new Float64Array(C);
     const biased = new Float64Array(C);
     const merged = new Float64Array(2);
-    const blockStats = f64(partials);
+    const tileStats = f64(partials);
     for (let c = 0; c < C; c++) {
-      mergeChannel(geometry, blockStats, c, merged);
+      mergeChannel(geometry, tileStats, c, merged);
       mu[c] = merged[0];
       m2[c] = merged[1];
       biased[c] = merged[1] / M;

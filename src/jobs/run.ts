@@ -98,9 +98,9 @@ function addTiming(total: JobTiming, t: JobTiming): void {
   total.computeMs += t.computeMs;
 }
 
-/** a task for units [start, end) of its template: rows, or BatchNorm blocks */
+/** a task for units [start, end) of its template: rows, or BatchNorm tiles */
 function slice(task: Task, start: number, end: number): Task {
-  return task.kind === 'rows' ? { ...task, rowStart: start, rowEnd: end } : { ...task, blockStart: start, blockEnd: end };
+  return task.kind === 'rows' ? { ...task, rowStart: start, rowEnd: end } : { ...task, tileStart: start, tileEnd: end };
 }
 
 /** a phase inline when small, else split across the pool; each task has its own cancel flag */

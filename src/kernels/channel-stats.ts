@@ -1,19 +1,19 @@
-// BatchNorm statistics: each block's per-channel mean and M2 (sum of squared deviations), then the
-// blocks of each channel merged in a fixed pairwise order (Chan, Golub & LeVeque).
+// BatchNorm statistics: each tile's per-channel mean and M2 (sum of squared deviations), then the
+// tiles of each channel merged in a fixed pairwise order (Chan, Golub & LeVeque).
 //
-// numerics: within a block, a corrected two-pass in float64 (as LayerNorm's rows): a first pass
+// numerics: within a tile, a corrected two-pass in float64 (as LayerNorm's rows): a first pass
 // gives m, the second sums d = x − m and d², and μ = m + Σd/M, M2 = Σd² − (Σd)²/M has no
-// cancellation because Σd is tiny; never E[x²] − E[x]². Blocks hold at most BLOCK_ELEMENTS values,
-// and the pairwise merge adds only log₂(blocks) roundings, so M up to 2²⁴ stays accurate.
-import { blockBounds, partialsOffset, type BlockBounds } from './channel-blocks.js';
+// cancellation because Σd is tiny; never E[x²] − E[x]². Tiles hold at most TILE_ELEMENTS values,
+// and the pairwise merge adds only log₂(tiles) roundings, so M up to 2²⁴ stays accurate.
+import { tileBounds, partialsOffset, type TileBounds } from './channel-tiles.js';
 import type { ValueArray } from './types.js';
-import type { BlockGeometry } from '../pool/protocol.js';
+import type { TileGeometry } from '../pool/protocol.js';
 
-// per channel of a block: Σx (then m), Σd, Σd²
+// per channel of a tile: Σx (then m), Σd, Σd²
 let sums = new Float64Array(0);
 let deviations = new Float64Array(0);
 let squares = new Float64Array(0);
-const bounds: BlockBounds = { o0: 0, o1: 0, c0: 0, c1: 0 };
+const bounds: TileBounds = { o0: 0, o1: 0, c0: 0, c1: 0 };
 
 function scratch(length: number): void {
   if (sums.length < length) {
@@ -26,9 +26,9 @@ function scratch(length: number): void {
   squares.fill(0, 0, length);
 }
 
-/** writes block b's mean and M2 for each of its channels into partials */
-export function blockStats(x: ValueArray, g: BlockGeometry, b: number, partials: Float64Array): void {
-  const { o0, o1, c0, c1 } = blockBounds(g, b, bounds);
+/** writes tile b's mean and M2 for each of its channels into partials */
+export function tileStats(x: ValueArray, g: TileGeometry, b: number, partials: Float64Array): void {
+  const { o0, o1, c0, c1 } = tileBounds(g, b, bounds);
   const { channels: C, inner: I } = g;
   const width = c1 - c0;
   const count = (o1 - o0) * I;
@@ -71,25 +71,25 @@ let m2s = new Float64Array(0);
 let counts = new Float64Array(0);
 
 /**
- * channel c's mean and M2 over all its blocks, into out[0], out[1]: pairs of neighbours merged level
- * by level, so the order is fixed by the block layout alone
+ * channel c's mean and M2 over all its tiles, into out[0], out[1]: pairs of neighbours merged level
+ * by level, so the order is fixed by the tile layout alone
  */
-export function mergeChannel(g: BlockGeometry, partials: Float64Array, c: number, out: Float64Array): void {
-  const outerBlocks = g.blocks / g.channelBlocks;
-  if (means.length < outerBlocks) {
-    means = new Float64Array(outerBlocks);
-    m2s = new Float64Array(outerBlocks);
-    counts = new Float64Array(outerBlocks);
+export function mergeChannel(g: TileGeometry, partials: Float64Array, c: number, out: Float64Array): void {
+  const outerTiles = g.tiles / g.channelTiles;
+  if (means.length < outerTiles) {
+    means = new Float64Array(outerTiles);
+    m2s = new Float64Array(outerTiles);
+    counts = new Float64Array(outerTiles);
   }
-  const cb = Math.floor(c / g.channelsPerBlock);
-  const slot = c - cb * g.channelsPerBlock;
-  for (let ob = 0; ob < outerBlocks; ob++) {
-    const at = partialsOffset(g, ob * g.channelBlocks + cb) + 2 * slot;
+  const cb = Math.floor(c / g.channelsPerTile);
+  const slot = c - cb * g.channelsPerTile;
+  for (let ob = 0; ob < outerTiles; ob++) {
+    const at = partialsOffset(g, ob * g.channelTiles + cb) + 2 * slot;
     means[ob] = partials[at];
     m2s[ob] = partials[at + 1];
-    counts[ob] = (Math.min(g.outer, (ob + 1) * g.outerPerBlock) - ob * g.outerPerBlock) * g.inner;
+    counts[ob] = (Math.min(g.outer, (ob + 1) * g.outerPerTile) - ob * g.outerPerTile) * g.inner;
   }
-  for (let width = outerBlocks; width > 1; width = Math.ceil(width / 2)) {
+  for (let width = outerTiles; width > 1; width = Math.ceil(width / 2)) {
     for (let i = 0; 2 * i < width; i++) {
       const a = 2 * i;
       const b = a + 1;

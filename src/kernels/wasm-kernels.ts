@@ -25,12 +25,12 @@ export interface WasmKernels {
   /** count float32 at src → bfloat16 bits at dst (2-byte aligned), to nearest, ties to even; NaN stays NaN */
   narrowBf16(src: number, dst: number, count: number): void;
   /**
-   * one BatchNorm block of x ([outer, C, inner] float32, at any alignment): outer [o0, o1) × channels
+   * one BatchNorm tile of x ([outer, C, inner] float32, at any alignment): outer [o0, o1) × channels
    * [c0, c1); each channel's mean and M2 as two float64 at out + 16·(c − c0)
    */
-  blockStatsF32(x: number, out: number, C: number, inner: number, o0: number, o1: number, c0: number, c1: number): void;
+  tileStatsF32(x: number, out: number, C: number, inner: number, o0: number, o1: number, c0: number, c1: number): void;
   /**
-   * that block's float32 y = (x − shift)·factor + bias, the three a float64 per channel (from channel 0),
+   * that tile's float32 y = (x − shift)·factor + bias, the three a float64 per channel (from channel 0),
    * and as float32 groups at prepared (kernels/channel-params.ts)
    */
   batchnormF32(

@@ -57,30 +57,30 @@ export interface RowTask<P extends RowParams = RowParams> {
   fault: TaskFault | null;
 }
 
-/** how a BatchNorm input [outer, C, inner] is cut into blocks: fixed by the shape alone, never by
- *  the number of workers, so the merged statistics are the same bits however the blocks are spread */
-export interface BlockGeometry {
+/** how a BatchNorm input [outer, C, inner] is cut into tiles: fixed by the shape alone, never by
+ *  the number of workers, so the merged statistics are the same bits however the tiles are spread */
+export interface TileGeometry {
   outer: number;
   channels: number;
   inner: number;
-  outerPerBlock: number;
-  channelsPerBlock: number;
-  /** blocks per outer range: block b covers outer range ⌊b / channelBlocks⌋, channels (b mod channelBlocks)·channelsPerBlock … */
-  channelBlocks: number;
-  blocks: number;
+  outerPerTile: number;
+  channelsPerTile: number;
+  /** tiles per outer range: tile b covers outer range ⌊b / channelTiles⌋, channels (b mod channelTiles)·channelsPerTile … */
+  channelTiles: number;
+  tiles: number;
 }
 
-/** BatchNorm: `stats` writes each block's per-channel mean and M2; `apply` writes y for its blocks */
+/** BatchNorm: `stats` writes each tile's per-channel mean and M2; `apply` writes y for its tiles */
 export interface ChannelTask {
   kind: 'channelStats' | 'channelApply';
-  blockStart: number;
-  blockEnd: number;
-  geometry: BlockGeometry;
+  tileStart: number;
+  tileEnd: number;
+  geometry: TileGeometry;
   inputDtype: Dtype;
   outDtype: Dtype;
   /** float32 values (float64 when inputDtype is float64); at any byte offset when every phase is SIMD */
   x: Region;
-  /** when set, this task first loads its blocks of x from these raw bytes of inputDtype */
+  /** when set, this task first loads its tiles of x from these raw bytes of inputDtype */
   xSource: Region | null;
   /** the SIMD kernels run (float32 values; the output pass for a float32 output only), else the JS
    *  ones: allocate decides from the request alone, so every task of a request computes the same
@@ -88,7 +88,7 @@ export interface ChannelTask {
   simd: boolean;
   /** byte offset of the SIMD output pass's float32 parameters (kernels/channel-params.ts), else null */
   prepared: number | null;
-  /** Float64Array: per block, per channel of the block, its mean and M2 */
+  /** Float64Array: per tile, per channel of the tile, its mean and M2 */
   partials: Region;
   /** Float64Array per channel: μ, r·γ and β of y = (x − μ)·(r·γ) + β */
   shift: Region;
@@ -107,12 +107,12 @@ export interface WarmUp {
   kind: 'warmUp';
 }
 
-/** `crash`: the worker exits; `block`: the task claims its flag, then waits until the test opens the gate */
-export type TaskFault = { kind: 'crash' } | { kind: 'block' };
+/** `crash`: the worker exits; `hold`: the task claims its flag, then is held until the test opens the gate */
+export type TaskFault = { kind: 'crash' } | { kind: 'hold' };
 
-/** slots of the fault gate, a shared Int32Array the tests hold (app.faultGate): the number of blocked
+/** slots of the fault gate, a shared Int32Array the tests keep (app.faultGate): the number of held
  *  tasks that have claimed their flag, and whether the gate is open (0 closed, 1 open) */
-export const GATE_BLOCKED = 0;
+export const GATE_HELD = 0;
 export const GATE_OPEN = 1;
 
 /** workers answer with data, never by throwing: thrown errors lose their fields crossing threads */

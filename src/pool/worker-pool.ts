@@ -24,7 +24,7 @@ export interface WorkerPool {
 
 /**
  * `memory`: the shared memory the slabs come from; each worker runs the wasm kernels over it.
- * `faultGate`: the tests' gate for blocked tasks (protocol.ts), null in service
+ * `faultGate`: the tests' gate for held tasks (protocol.ts), null in service
  * `workerFile`: what each thread loads; only the tests of a broken build change it
  */
 export function createWorkerPool(

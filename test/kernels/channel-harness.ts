@@ -2,7 +2,7 @@
 // WebAssembly.Memory, as the service does, and checks them against the independent float64
 // references of test/reference/channel-norm-reference.ts within the contract's float32 tolerance.
 // Needs the build (dist/kernels/channels.wasm).
-import { blockBounds, blockGeometry, partialsLength, partialsOffset } from '../../src/kernels/channel-blocks.js';
+import { tileBounds, tileGeometry, partialsLength, partialsOffset } from '../../src/kernels/channel-tiles.js';
 import { prepareChannelsF32, preparedChannelBytes } from '../../src/kernels/channel-params.js';
 import { mergeChannel } from '../../src/kernels/channel-stats.js';
 import { loadWasmKernels } from '../../src/kernels/wasm-kernels.js';
@@ -52,28 +52,28 @@ export interface BatchRun { y: Float32Array; mean: number[]; rstd: number[]; par
 export interface BatchOptions {
   /** bytes past a 64-byte boundary for x and y, any of 0 … 3 too */
   misalign?: number;
-  /** the order the blocks are computed in, as tasks might; default 0, 1, … */
-  order?: (blocks: number) => number[];
+  /** the order the tiles are computed in, as tasks might; default 0, 1, … */
+  order?: (tiles: number) => number[];
 }
 
-/** statistics per block, the merge (channel-stats.ts), then the output per block, as a job does */
+/** statistics per tile, the merge (channel-stats.ts), then the output per tile, as a job does */
 export function runBatchnorm(c: BatchCase, { misalign = 0, order = (n) => [...Array(n).keys()] }: BatchOptions = {}): BatchRun {
   const { outer, channels: C, inner } = c;
   const size = outer * C * inner;
-  const g = blockGeometry(outer, C, inner);
+  const g = tileGeometry(outer, C, inner);
   const [X, Y, P, S, F, B, Q] = carve([
     [4 * size, misalign], [4 * size, misalign], [8 * partialsLength(g), 0], [8 * C, 0], [8 * C, 0], [8 * C, 0], [preparedChannelBytes(C), 0],
   ]);
   writeF32(X, c.x);
   new Uint8Array(memory.buffer, Y, 4 * size).fill(0xff);
-  f64At(P, partialsLength(g)).fill(0); // a narrower last channel block leaves slots unused
+  f64At(P, partialsLength(g)).fill(0); // a narrower last channel tile leaves slots unused
   const bounds = { o0: 0, o1: 0, c0: 0, c1: 0 };
   const mean: number[] = [];
   const variance: number[] = [];
   if (c.training) {
-    for (const b of order(g.blocks)) {
-      const { o0, o1, c0, c1 } = blockBounds(g, b, bounds);
-      kernels.blockStatsF32(X, P + 8 * partialsOffset(g, b), C, inner, o0, o1, c0, c1);
+    for (const b of order(g.tiles)) {
+      const { o0, o1, c0, c1 } = tileBounds(g, b, bounds);
+      kernels.tileStatsF32(X, P + 8 * partialsOffset(g, b), C, inner, o0, o1, c0, c1);
     }
     const merged = new Float64Array(2);
     for (let ch = 0; ch < C; ch++) {
@@ -90,8 +90,8 @@ export function runBatchnorm(c: BatchCase, { misalign = 0, order = (n) => [...Ar
   f64At(F, C).set(rstd.map((r, ch) => r * (c.weight?.[ch] ?? 1)));
   f64At(B, C).set(c.bias ?? Array(C).fill(0));
   prepareChannelsF32(f64At(S, C), f64At(F, C), f64At(B, C), new Float32Array(memory.buffer, Q, preparedChannelBytes(C) / 4));
-  for (const b of order(g.blocks)) {
-    const { o0, o1, c0, c1 } = blockBounds(g, b, bounds);
+  for (const b of order(g.tiles)) {
+    const { o0, o1, c0, c1 } = tileBounds(g, b, bounds);
     kernels.batchnormF32(X, Y, S, F, B, Q, C, inner, o0, o1, c0, c1);
   }
   return { y: readF32(Y, size), mean, rstd, partials: f64At(P, partialsLength(g)).slice() };

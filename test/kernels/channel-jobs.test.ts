@@ -39,7 +39,7 @@ function runJob(job: Job, split: (units: number) => [number, number][] = (u) => 
   job.phases.forEach((phase, i) => {
     split(phase.units).forEach(([start, end], k) => {
       const t = phase.task;
-      const task: Task = t.kind === 'rows' ? { ...t, rowStart: start, rowEnd: end, slot: t.slot + k } : { ...t, blockStart: start, blockEnd: end, slot: t.slot + k };
+      const task: Task = t.kind === 'rows' ? { ...t, rowStart: start, rowEnd: end, slot: t.slot + k } : { ...t, tileStart: start, tileEnd: end, slot: t.slot + k };
       const result = executeTask(task, wasm);
       if (!result.ok) throw new Error(result.message);
     });
@@ -146,7 +146,7 @@ describe('batchnorm jobs against the reference', () => {
 describe('batchnorm jobs: the same bytes however the phases are split', () => {
   const splits: [string, (u: number) => [number, number][]][] = [
     ['halves, second first', (u) => [[u >> 1, u], [0, u >> 1]]],
-    ['one block each, backwards', (u) => [...Array(u).keys()].reverse().map((b) => [b, b + 1])],
+    ['one tile each, backwards', (u) => [...Array(u).keys()].reverse().map((b) => [b, b + 1])],
     ['thirds', (u) => [[0, Math.floor(u / 3)], [Math.floor(u / 3), Math.floor((2 * u) / 3)], [Math.floor((2 * u) / 3), u]]],
   ];
   for (const [shape, channelAxis] of [[[16, 8, 64, 64], 1], [[16, 64, 64, 8], -1], [[3, 70000], -1]] as const) {

@@ -1,8 +1,8 @@
-// the BatchNorm SIMD kernels (blockStatsF32, batchnormF32 in src/kernels/wasm/channels.wat) with
+// the BatchNorm SIMD kernels (tileStatsF32, batchnormF32 in src/kernels/wasm/channels.wat) with
 // channel-stats.ts's merge, against the float64 reference within the contract's float32 tolerance
-// (API.md §2 Accuracy, §8), and bit for bit the same however the blocks are spread.
+// (API.md §2 Accuracy, §8), and bit for bit the same however the tiles are spread.
 import { describe, expect, it } from 'vitest';
-import { blockGeometry } from '../../src/kernels/channel-blocks.js';
+import { tileGeometry } from '../../src/kernels/channel-tiles.js';
 import { random } from './harness.js';
 import { channelValues, checkBatchnorm, runBatchnorm, type BatchCase } from './channel-harness.js';
 
@@ -21,7 +21,7 @@ function trainingCase(outer: number, channels: number, inner: number, seed: numb
 }
 
 // [outer, C, inner]: channels last (inner 1) with 8-channel sweeps and their remainders, runs of
-// every length mod 8, channels split over blocks (C·inner > 2^16), a run longer than a block
+// every length mod 8, channels split over tiles (C·inner > 2^16), a run longer than a tile
 const SHAPES: [string, number, number, number][] = [
   ['[N, C] channels last', 37, 5, 1],
   ['[N, C] channels last, 8 + 1 channels', 50, 9, 1],
@@ -30,8 +30,8 @@ const SHAPES: [string, number, number, number][] = [
   ['[N, C, L], L 5', 33, 7, 5],
   ['[N, C, L], L 17', 12, 4, 17],
   ['[N, C, H, W], 56×56', 2, 24, 3136],
-  ['[N, C] with C 70,000 (two channel blocks)', 3, 70000, 1],
-  ['[N, C, L], a run of 100,000 (longer than a block)', 2, 3, 100000],
+  ['[N, C] with C 70,000 (two channel tiles)', 3, 70000, 1],
+  ['[N, C, L], a run of 100,000 (longer than a tile)', 2, 3, 100000],
 ];
 
 describe('batchnorm wasm float32 against the reference', () => {
@@ -56,7 +56,7 @@ describe('batchnorm wasm float32 against the reference', () => {
   }
 
   for (const [outer, inner] of [[2000, 1], [2, 3000]]) {
-    it(`batchnorm training [${outer}, 3, ${inner}] float32, each block's first value an outlier (1e4, -3e5): summed again about μ`, () => {
+    it(`batchnorm training [${outer}, 3, ${inner}] float32, each tile's first value an outlier (1e4, -3e5): summed again about μ`, () => {
       const c = trainingCase(outer, 3, inner, 13);
       const x = [...c.x];
       x[0] = 1e4;
@@ -141,11 +141,11 @@ describe('batchnorm wasm float32 special values', () => {
 });
 
 describe('batchnorm wasm float32 determinism', () => {
-  // blocks of 2^16 values: [300, 64, 1] is 1 block, [2000, 64, 1] several, [3, 70000, 1] two per outer index
+  // tiles of 2^16 values: [300, 64, 1] is 1 tile, [2000, 64, 1] several, [3, 70000, 1] two per outer index
   for (const [outer, channels, inner] of [[2000, 64, 1], [3, 70000, 1], [9, 24, 3136], [700, 5, 33]]) {
-    it(`batchnorm training [${outer}, ${channels}, ${inner}] float32, misaligned by 0-3 bytes, blocks in any order: identical bytes`, () => {
+    it(`batchnorm training [${outer}, ${channels}, ${inner}] float32, misaligned by 0-3 bytes, tiles in any order: identical bytes`, () => {
       const c = trainingCase(outer, channels, inner, 19);
-      expect(blockGeometry(outer, channels, inner).blocks).toBeGreaterThan(1);
+      expect(tileGeometry(outer, channels, inner).tiles).toBeGreaterThan(1);
       const first = runBatchnorm(c);
       const orders: ((n: number) => number[])[] = [
         (n) => [...Array(n).keys()].reverse(),

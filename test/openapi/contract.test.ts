@@ -24,7 +24,7 @@ const GUARDED: Partial<Config> = { ...BASE, apiKeys: [API_KEY], maxBodyBytes: 40
 const CONFIGS: Record<AppName, Partial<Config>> = {
   open: BASE,
   guarded: GUARDED,
-  // blocked work parks its worker at the fault gate until the app closes: on an app of its own, so
+  // held work parks its worker at the fault gate until the app closes: on an app of its own, so
   // no other probe waits behind it
   blocking: GUARDED,
   draining: BASE,

@@ -5,7 +5,7 @@ import { pack, packTyped } from '../helpers/http.js';
 import { bytesOf } from '../helpers/tensors.js';
 import { oipProbes } from './oip-corpus.js';
 
-/** `blocking`: configured as `guarded`, for the blocked-work probes alone (each parks a worker until the app closes) */
+/** `blocking`: configured as `guarded`, for the held-work probes alone (each parks a worker until the app closes) */
 export type AppName = 'open' | 'guarded' | 'blocking' | 'draining';
 
 export interface Probe {
@@ -167,7 +167,7 @@ function guardedProbes(url: string, body: unknown): Probe[] {
     post('guarded', url, 'msgpack body over the 4 KiB limit', msgpack({ ...big, pad: Buffer.alloc(8192) }, AUTH), 413, 'NORM_ERR_BODY_TOO_LARGE'),
     { ...post('guarded', url, 'a body that stalls', json(body, AUTH), 408, 'NORM_ERR_BODY_STALLED'), stalls: true },
     post('guarded', url, 'a worker that crashes', json(body, { ...AUTH, 'x-test-fault': 'crash-worker' }), 500, 'NORM_ERR_WORKER_FAILED'),
-    post('blocking', url, 'a deadline of 20 ms on blocked work', json(body, { ...AUTH, 'x-test-fault': 'block', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
+    post('blocking', url, 'a deadline of 20 ms on held work', json(body, { ...AUTH, 'x-test-fault': 'hold', 'x-request-timeout-ms': '20' }), 504, 'NORM_ERR_DEADLINE'),
     post('draining', url, 'while draining', msgpack(body), 503, 'NORM_ERR_SHUTTING_DOWN'),
     { ...post('open', url, 'headers over 16 KiB', json(body, OVERSIZED_HEADERS), 431, 'NORM_ERR_HEADERS_TOO_LARGE'), overHttp: true },
   ];

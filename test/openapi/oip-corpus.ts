@@ -38,7 +38,7 @@ function inferProbes(prefix: string, auth: Headers): Probe[] {
   const rms = url('rmsnorm');
   const p = (name: string, body: unknown, status: number, headers: Headers = {}, error?: string) => post('open', rms, name, body, status, headers, error);
   const g = (name: string, body: unknown, status: number, headers: Headers, error?: string) =>
-    post(headers['x-test-fault'] === 'block' ? 'blocking' : 'guarded', rms, name, body, status, { ...auth, ...headers }, error);
+    post(headers['x-test-fault'] === 'hold' ? 'blocking' : 'guarded', rms, name, body, status, { ...auth, ...headers }, error);
   const big = { inputs: [jsonInput('input', 'FP32', [1024], new Array(1024).fill(1.5))] };
   return [
     p('JSON, Content-Type application/json', { id: 'a', inputs: X }, 200, JSON_TYPE),
@@ -75,8 +75,8 @@ function inferProbes(prefix: string, auth: Headers): Probe[] {
     // length, fastify would take the request for one without a body
     { ...g('a body that stalls', { inputs: X }, 408, { 'transfer-encoding': 'chunked' }, 'body: no bytes arrived for 50 ms'), stalls: true },
     g('a worker that crashes', { inputs: X }, 500, { 'x-test-fault': 'crash-worker' }),
-    g('blocked work, parameters.timeout 20 ms', { inputs: X, parameters: { timeout: 20_000 } }, 504, { 'x-test-fault': 'block' }, 'the request deadline passed before its result was ready'),
-    g('blocked work, X-Request-Timeout-Ms 20', { inputs: X }, 504, { 'x-test-fault': 'block', 'x-request-timeout-ms': '20' }),
+    g('held work, parameters.timeout 20 ms', { inputs: X, parameters: { timeout: 20_000 } }, 504, { 'x-test-fault': 'hold' }, 'the request deadline passed before its result was ready'),
+    g('held work, X-Request-Timeout-Ms 20', { inputs: X }, 504, { 'x-test-fault': 'hold', 'x-request-timeout-ms': '20' }),
     post('draining', rms, 'while draining', { inputs: X }, 503, {}, 'the server is shutting down; retry on another instance'),
     // the HTTP parser answers before any route: the service's form, not OIP's
     { ...p('headers over 16 KiB', { inputs: X }, 431, OVERSIZED_HEADERS), code: 'NORM_ERR_HEADERS_TOO_LARGE', overHttp: true },

@@ -12,7 +12,7 @@ afterEach(async () => {
   app = undefined;
 });
 
-const BLOCK = { 'x-test-fault': 'block' };
+const HOLD = { 'x-test-fault': 'hold' };
 const v1 = (headers: Record<string, string> = {}) => app!.inject({
   method: 'POST', url: '/v1/rmsnorm', headers: { 'content-type': 'application/json', ...headers },
   payload: { input: { shape: [1, 4], data: [1, 2, 3, 4] } },
@@ -37,8 +37,8 @@ describe('admission, the same for /v1 and /v2', () => {
     // MAX_QUEUE 1 + WORKERS 1: two requests in flight at most
     app = await buildReadyApp({ workers: 1, maxQueue: 1, faultInjection: true, inlineMaxElements: 0 });
     const gate = faultGate(app);
-    const held = [v1(BLOCK), v2(BLOCK)];
-    await gate.blocked(1); // one runs (held at the gate), the other waits in the pool's queue
+    const held = [v1(HOLD), v2(HOLD)];
+    await gate.held(1); // one runs (held at the gate), the other waits in the pool's queue
     expect(app.service.inFlight).toBe(2);
     expectRefused(await v1(), await v2(), 'NORM_ERR_OVERLOADED', 'too many requests in flight; retry later');
     gate.open();

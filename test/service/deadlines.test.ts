@@ -44,15 +44,15 @@ const metric = async (name: string, labels: Record<string, string> = {}) => (awa
 const post = (headers: Record<string, string> = {}) =>
   app!.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, ...headers }, payload: BODY });
 
-describe('a request whose deadline passes behind blocked work', () => {
-  it('gets 504 while that work is still blocked, and its task is dropped from the queue, never run', async () => {
+describe('a request whose deadline passes behind held work', () => {
+  it('gets 504 while that work is still held, and its task is dropped from the queue, never run', async () => {
     app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
     const gate = faultGate(app);
-    const slow = [post({ 'x-test-fault': 'block' }), post({ 'x-test-fault': 'block' })];
+    const slow = [post({ 'x-test-fault': 'hold' }), post({ 'x-test-fault': 'hold' })];
     let slowDone = 0;
     for (const s of slow) void s.then(() => slowDone++);
-    // one blocked task holds the worker, the other waits behind it
-    await gate.blocked(1);
+    // one held task holds the worker, the other waits behind it
+    await gate.held(1);
     await vi.waitFor(async () => expect(await metric('norm_pool_queue_depth')).toBe(1));
 
     const late = await post({ 'x-request-timeout-ms': '1' });
@@ -121,20 +121,20 @@ describe('X-Request-Timeout-Ms', () => {
     for (const value of ['100000', '99999999999999999999999']) {
       expect((await post({ 'x-request-timeout-ms': value })).statusCode, value).toBe(200);
     }
-    // blocked work ends only when the gate opens: a deadline of 100000 ms would wait for it, the cap does not
-    const res = await post({ 'x-request-timeout-ms': '100000', 'x-test-fault': 'block' });
+    // held work ends only when the gate opens: a deadline of 100000 ms would wait for it, the cap does not
+    const res = await post({ 'x-request-timeout-ms': '100000', 'x-test-fault': 'hold' });
     expect(res.statusCode).toBe(504);
     expect(res.json()).toEqual(DEADLINE);
     // without the header the same default applies
-    expect((await post({ 'x-test-fault': 'block' })).json()).toEqual(DEADLINE);
+    expect((await post({ 'x-test-fault': 'hold' })).json()).toEqual(DEADLINE);
   });
 
   it('a shorter header deadline wins over REQUEST_TIMEOUT_MS', async () => {
     app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
-    const res = await post({ 'x-request-timeout-ms': '50', 'x-test-fault': 'block' });
+    const res = await post({ 'x-request-timeout-ms': '50', 'x-test-fault': 'hold' });
     expect(res.statusCode).toBe(504);
     expect(res.json()).toEqual(DEADLINE);
-    // the blocked task goes on once the gate opens, and the same worker serves the next request
+    // the held task goes on once the gate opens, and the same worker serves the next request
     faultGate(app).open();
     expect((await post()).statusCode).toBe(200);
     expect(await metric('norm_worker_restarts_total')).toBe(0);
@@ -147,8 +147,8 @@ describe('the memory of dropped work', () => {
   it('80 large jobs dropped at their deadline leave the next ones answerable (504, not 503)', async () => {
     app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 });
     // keeps the one worker busy: the large jobs queue behind it, or find their deadline passed first
-    const sleeper = post({ 'x-test-fault': 'block' });
-    await faultGate(app).blocked(1);
+    const sleeper = post({ 'x-test-fault': 'hold' });
+    await faultGate(app).held(1);
     // 4 × 1Mi float32 (16 MiB) in, float64 out: each job's slab is 32 MiB + header → the 64 MiB class
     const large = msgpackBody(new Float32Array(4 * 1024 * 1024), [4, 1024 * 1024], { output_dtype: 'float64' });
     const answers: Record<string, number> = {};
@@ -168,8 +168,8 @@ describe('a task that started before its deadline', () => {
     app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0 }, deadlineSpy);
     const gate = faultGate(app);
     const idle = await metric('norm_tensor_memory_in_use_bytes');
-    const answer = post({ 'x-test-fault': 'block' });
-    await gate.blocked(1);
+    const answer = post({ 'x-test-fault': 'hold' });
+    await gate.held(1);
     // what the deadline's timer does when it fires, done once the task is surely running
     deadlines[0].cancel();
     const res = await answer;

@@ -23,10 +23,10 @@ it('a disconnect drops the queued task; the work ahead of it still finishes', as
   const { port } = app.server.address() as AddressInfo;
 
   const gate = faultGate(app);
-  const slow = app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, 'x-test-fault': 'block' }, payload: BODY });
+  const slow = app.inject({ method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, 'x-test-fault': 'hold' }, payload: BODY });
   let slowDone = false;
   void slow.then(() => (slowDone = true));
-  await gate.blocked(1);
+  await gate.held(1);
 
   const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/rmsnorm', agent: false, headers: JSON_TYPE });
   const closed = new Promise<string>((resolve) => {
@@ -38,7 +38,7 @@ it('a disconnect drops the queued task; the work ahead of it still finishes', as
   req.destroy();
   expect(await closed).toBe('ECONNRESET');
 
-  // dropped from the queue as soon as the server sees the socket close, while the work ahead is still blocked
+  // dropped from the queue as soon as the server sees the socket close, while the work ahead is still held
   await vi.waitFor(async () => expect(await metric('norm_tasks_total', { outcome: 'aborted' })).toBe(1));
   expect(await metric('norm_pool_queue_depth')).toBe(0);
   expect(slowDone).toBe(false);

@@ -45,13 +45,13 @@ it('the crashed request gets 500, the others in flight and all later ones 200, a
   app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 });
   expect(await metric('norm_worker_restarts_total')).toBe(0);
 
-  // in flight together: the crash goes to a worker first, blocked work keeps the others and the
+  // in flight together: the crash goes to a worker first, held work keeps the others and the
   // queue busy until the crash has been answered
   const gate = faultGate(app);
   const crashing = rmsnorm(2, 'crash-worker');
-  const others = [rmsnorm(1, 'block'), rmsnorm(3, 'block'), rmsnorm(4), rmsnorm(5, 'block'), rmsnorm(6)];
+  const others = [rmsnorm(1, 'hold'), rmsnorm(3, 'hold'), rmsnorm(4), rmsnorm(5, 'hold'), rmsnorm(6)];
   const crashed = await crashing;
-  await gate.blocked(1);
+  await gate.held(1);
   gate.open();
   const rest = await Promise.all(others);
   const answers = [rest[0], crashed, ...rest.slice(1)]; // by seed: answers[i] is rmsnorm(i + 1)

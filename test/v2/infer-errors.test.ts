@@ -169,7 +169,7 @@ describe('the timeout parameter', () => {
     const answers: Promise<Response>[] = [];
     try {
       for (const [i, [what, timeout, header]] of sends.entries()) {
-        const headers: Record<string, string> = header === null ? { 'x-test-fault': 'block' } : { 'x-test-fault': 'block', 'x-request-timeout-ms': header };
+        const headers: Record<string, string> = header === null ? { 'x-test-fault': 'hold' } : { 'x-test-fault': 'hold', 'x-request-timeout-ms': header };
         const answer = infer(slow, 'rmsnorm', { inputs: ROW, parameters: { timeout } }, headers).then((res) => {
           answered.push(what);
           return res;
@@ -177,7 +177,7 @@ describe('the timeout parameter', () => {
         answers.push(answer);
         // a task dropped at a deadline that came too early never blocks: its answer ends the wait, and the order below fails.
         // The last one (1 ms) may be dropped before it starts: nothing waits for it
-        if (i < sends.length - 1) await Promise.race([gate.blocked(i + 1), answer]);
+        if (i < sends.length - 1) await Promise.race([gate.held(i + 1), answer]);
       }
       // all answered while the gate holds their tasks: a deadline not capped (1 h) would keep this test waiting until it times out
       for (const res of await Promise.all(answers)) expectOipError(res, 504, DEADLINE);

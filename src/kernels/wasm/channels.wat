@@ -220,7 +220,7 @@
 
   ;; one BatchNorm block's statistics: for each channel c0 + k, its mean and M2 over the block as
   ;; two float64 at out + 16·k, which hold (Σd, Σd²) until $finish turns them over
-  (func (export "blockStatsF32")
+  (func (export "tileStatsF32")
     (param $x i32) (param $out i32) (param $C i32) (param $inner i32) (param $o0 i32) (param $o1 i32) (param $c0 i32) (param $c1 i32)
     (local $width i32) (local $rowBytes i32) (local $first i32) (local $run i32) (local $rows i32) (local $o i32) (local $k i32)
     (local $j i32) (local $p i32) (local $tile i32) (local $n i32) (local $redo i32)
