@@ -46,6 +46,15 @@ function parse(raw: string): Parsed {
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) as Record<string, unknown> };
 }
 
+/** the connection's one answer: a coded error with an X-Request-Id, its body for further checks */
+async function refusal(answer: Promise<string>, status: number, code: string): Promise<Record<string, unknown>> {
+  const parsed = parse(await answer);
+  expect(parsed.status).toBe(status);
+  expect(parsed.headers['x-request-id']).toMatch(/\S/);
+  expect(parsed.body).toMatchObject({ statusCode: status, code });
+  return parsed.body;
+}
+
 const post = async (port: number) => fetch(`http://127.0.0.1:${port}/v1/rmsnorm`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
 
 describe('slow uploads', () => {
@@ -70,10 +79,7 @@ describe('slow uploads', () => {
     const { socket, answer } = open(port);
     // declares 16 MiB and sends one byte: at 1 KiB/s it would need hours
     socket.write('POST /v1/rmsnorm HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\nContent-Length: 16777216\r\n\r\n\0');
-    const { status, headers, body } = parse(await answer);
-    expect(status).toBe(408);
-    expect(headers['x-request-id']).toMatch(/\S/);
-    expect(body).toMatchObject({ statusCode: 408, code: 'NORM_ERR_BODY_TOO_SLOW', error: 'Request Timeout' });
+    const body = await refusal(answer, 408, 'NORM_ERR_BODY_TOO_SLOW');
     expect(String(body.message)).toMatch(/^body: 1 bytes in \d+ ms, under the minimum rate of 1024 bytes\/s after the first 200 ms$/);
     await waitFor('its slot and memory given back', () => app!.service.receiving === 0 && app!.engine.slabs.inUseBytes === 0);
     expect((await post(port)).status).toBe(200);
@@ -85,32 +91,25 @@ describe('what the HTTP parser refuses', () => {
     const port = await listen({ workers: 1, headersTimeoutMs: 200 });
     const { socket, answer } = open(port);
     socket.write('POST /v1/rmsnorm HTTP/1.1\r\nHost: x\r\nContent-Ty');
-    const { status, headers, body } = parse(await answer);
-    expect(status).toBe(408);
-    expect(headers['x-request-id']).toMatch(/\S/);
-    expect(body).toEqual({ statusCode: 408, code: 'NORM_ERR_HEADERS_TIMEOUT', error: 'Request Timeout', message: 'request headers: not complete within 200 ms' });
+    expect(await refusal(answer, 408, 'NORM_ERR_HEADERS_TIMEOUT')).toEqual({
+      statusCode: 408, code: 'NORM_ERR_HEADERS_TIMEOUT', error: 'Request Timeout', message: 'request headers: not complete within 200 ms',
+    });
   });
 
   it('Content-Length with Transfer-Encoding: 400 NORM_ERR_REQUEST_MALFORMED with X-Request-Id', async () => {
     const port = await listen({ workers: 1 });
     const { socket, answer } = open(port);
     socket.write('POST /v1/rmsnorm HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n');
-    const { status, headers, body } = parse(await answer);
-    expect(status).toBe(400);
-    expect(headers['x-request-id']).toMatch(/\S/);
-    expect(body).toMatchObject({ statusCode: 400, code: 'NORM_ERR_REQUEST_MALFORMED', error: 'Bad Request' });
+    expect(await refusal(answer, 400, 'NORM_ERR_REQUEST_MALFORMED')).toMatchObject({ error: 'Bad Request' });
   });
 
   it('a garbage request line and headers over 16 KiB: 400 and 431, coded', async () => {
     const port = await listen({ workers: 1 });
     const garbage = open(port);
     garbage.socket.write('HELLO THERE\r\n\r\n');
-    expect(parse(await garbage.answer).body).toMatchObject({ statusCode: 400, code: 'NORM_ERR_REQUEST_MALFORMED' });
+    await refusal(garbage.answer, 400, 'NORM_ERR_REQUEST_MALFORMED');
     const big = open(port);
     big.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
-    const { status, headers, body } = parse(await big.answer);
-    expect(status).toBe(431);
-    expect(headers['x-request-id']).toMatch(/\S/);
-    expect(body).toEqual({ statusCode: 431, code: 'NORM_ERR_HEADERS_TOO_LARGE', error: 'Request Header Fields Too Large', message: 'request headers: over the size limit' });
+    expect(await refusal(big.answer, 431, 'NORM_ERR_HEADERS_TOO_LARGE')).toEqual({ statusCode: 431, code: 'NORM_ERR_HEADERS_TOO_LARGE', error: 'Request Header Fields Too Large', message: 'request headers: over the size limit' });
   });
 });
