@@ -59,7 +59,9 @@ for (let i = 0; i < 100 && draining === null; i++) {
   if (draining === null) await sleep(100);
 }
 if (draining === null) throw new Error('the server never logged "draining" after docker stop');
-const admitted = JSON.parse(draining).inFlight;
+// admitted: holding a work slot, or (half a body sent) still receiving
+const { inFlight: working, receiving = 0 } = JSON.parse(draining);
+const admitted = working + receiving;
 
 inFlight.forEach((r) => r.finish());
 const results = await Promise.all(inFlight.map((r) => r.response));
@@ -71,5 +73,5 @@ results.forEach(({ status, body }, i) => {
 });
 await stopped;
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
-console.log(`drain: ${results.length} requests of ${ROWS}x${COLS} float32 in flight at SIGTERM (server counted ${admitted}), all 200 and correct; docker stop took ${seconds} s`);
+console.log(`drain: ${results.length} requests of ${ROWS}x${COLS} float32 in flight at SIGTERM (server counted ${admitted}: ${working} working, ${receiving} receiving), all 200 and correct; docker stop took ${seconds} s`);
 if (admitted < results.length) throw new Error(`the server counted ${admitted} requests in flight, expected ${results.length}`);
