@@ -1,4 +1,5 @@
 // the figures a run writes (load/results.json, load/bench.json) and the report reads.
+import type { LoopDelay } from './event-loop.js';
 import type { Machine } from './machine.js';
 
 export interface RunFigures {
@@ -24,6 +25,8 @@ export interface RunFigures {
   spotChecks: number;
   spotCheckFailures: number;
   firstFailure: string | null;
+  /** the service's event-loop delay over the measured window (its /metrics); null for the baselines */
+  eventLoop?: LoopDelay | null;
 }
 
 export interface ScenarioFigures {

@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { rowsOf, table } from './console-table.js';
+import { scrapeLoopDelay } from './event-loop.js';
 import { commandLine, machine } from './machine.js';
 import { options, type Options } from './options.js';
 import { cpuSeconds, killAll, spawnServer, type Spawned } from './processes.js';
@@ -118,6 +119,7 @@ async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options):
   const sample = samples[0];
   const fixed = o.short && o.duration === 0;
   if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
+  if (e.target === 'service') await scrapeLoopDelay(e.base); // starts the window's histogram afresh
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
   const gen0 = process.cpuUsage();
   const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [] };
@@ -129,6 +131,7 @@ async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options):
   } while (!fixed && c.ok < MIN_OK && c.seconds < 3 * o.duration);
   const gen = process.cpuUsage(gen0);
   const cpu1 = e.pid === null ? 0 : cpuSeconds(e.pid);
+  const eventLoop = e.target === 'service' ? await scrapeLoopDelay(e.base) : null;
   if (!fixed) await settle(e.pid);
   const failures = await spotCheck(url, s, samples, e.target, o);
   const sorted = c.latencies.sort((a, b) => a - b);
@@ -142,6 +145,7 @@ async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options):
     loadgenCpuPerReq: c.responses === 0 ? 0 : genSeconds / c.responses,
     loadgenCores: genSeconds / c.seconds,
     spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
+    eventLoop,
   };
 }
 
