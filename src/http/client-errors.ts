@@ -2,6 +2,7 @@
 // request, headers over the size limit (431), headers not complete within HEADERS_TIMEOUT_MS (408).
 // The same coded body and X-Request-Id as every other error; the connection is closed after it.
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { serviceError, type ServiceError } from '../errors.js';
@@ -23,7 +24,7 @@ export function clientErrorHandler(headersTimeoutMs: number) {
     this.log.debug({ err, reqId: id }, 'refused by the HTTP parser');
     if (socket.writable) {
       const body = JSON.stringify(serviceErrorBody(error));
-      socket.write(`HTTP/1.1 ${error.statusCode} ${(serviceErrorBody(error) as { error: string }).error}\r\n`
+      socket.write(`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}\r\n`
         + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`);
     }
     socket.destroy(err);

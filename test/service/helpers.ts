@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Packr, Unpackr } from 'msgpackr';
@@ -101,6 +102,19 @@ export function sampleValue(samples: Sample[], name: string, labels: Record<stri
 }
 
 // ---- apps ----
+
+/** a raw connection to 127.0.0.1:`port`, kept in `sockets` for the test's clean-up: everything the
+ *  server wrote (latin1, so bytes survive), once the connection closed */
+export function rawConnection(port: number, sockets: Socket[]): { socket: Socket; answer: Promise<string> } {
+  const socket = connect(port, '127.0.0.1');
+  sockets.push(socket);
+  let text = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.on('error', () => {});
+  const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(text)));
+  return { socket, answer };
+}
 
 /** buildApp, silent, and ready; `beforeReady` may add hooks */
 export async function buildReadyApp(options: Partial<Config>, beforeReady?: (app: FastifyInstance) => void): Promise<FastifyInstance> {

@@ -2,12 +2,11 @@
 // still arriving holds no work slot, one that arrives under the minimum rate gets a 408 and its
 // connection closed, and what the HTTP parser refuses (late or oversized headers, a malformed
 // request) gets the coded body and X-Request-Id. Real sockets; synchronized on the server's counts.
-import { connect, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeApp } from '../helpers/fault-gate.js';
-import { buildReadyApp, waitFor } from './helpers.js';
+import { buildReadyApp, rawConnection, waitFor } from './helpers.js';
 
 let app: FastifyInstance | undefined;
 const sockets: Socket[] = [];
@@ -25,17 +24,7 @@ async function listen(options: Parameters<typeof buildReadyApp>[0]): Promise<num
   return (app.server.address() as AddressInfo).port;
 }
 
-/** a raw connection: everything the server writes, and when it closed */
-function open(port: number): { socket: Socket; answer: Promise<string> } {
-  const socket = connect(port, '127.0.0.1');
-  sockets.push(socket);
-  let text = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => (text += chunk));
-  const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(text)));
-  socket.on('error', () => {});
-  return { socket, answer };
-}
+const open = (port: number) => rawConnection(port, sockets);
 
 interface Parsed { status: number; headers: Record<string, string>; body: Record<string, unknown> }
 

@@ -3,7 +3,7 @@
 // runs out of memory at its k-th item gives back items 0…k−1, and after a burst of clients declaring
 // 60 MB each every size that fits is served again. Each waits for events and gauges, never for time.
 import { Agent, request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Packr } from 'msgpackr';
@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeApp } from '../helpers/fault-gate.js';
 import {
   buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, metricValue, MSGPACK, msgpackBody, parseMetrics,
-  referenceRmsnorm, sampleValue, startServer, values, waitFor, type ServerProcess,
+  rawConnection, referenceRmsnorm, sampleValue, startServer, values, waitFor, type ServerProcess,
 } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -30,13 +30,7 @@ afterEach(async () => {
 
 /** a raw connection that sends the head of a msgpack POST declaring `declared` bytes, then `sent` bytes of it */
 function partialBody(port: number, declared: number, sent: Buffer, type = MSGPACK): { socket: Socket; answer: Promise<string> } {
-  const socket = connect(port, '127.0.0.1');
-  sockets.push(socket);
-  let text = '';
-  socket.setEncoding('latin1');
-  socket.on('data', (chunk: string) => (text += chunk));
-  socket.on('error', () => {});
-  const answer = new Promise<string>((resolve) => socket.on('close', () => resolve(text)));
+  const { socket, answer } = rawConnection(port, sockets);
   socket.write(`POST /v1/rmsnorm HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: ${declared}\r\n\r\n`);
   socket.write(sent);
   return { socket, answer };
