@@ -58,6 +58,8 @@ function report(err, result) {
     answered: result.requests.total,
     correct: result.requests.total - result.mismatches,
     non2xx: result.non2xx,
+    // answers by status code, so a failure says which codes came back
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count])),
     wrongBody: result.mismatches - result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,

@@ -1,7 +1,9 @@
 # docker/swarm-steps.sh - the swarm part of docker/test.sh (sourced by it; uses its DOCKER,
 # WORK, APP_IMAGE, LB_IMAGE, LOAD_CONNECTIONS and its helpers step, pass, fail, elapsed,
-# free_port, lb_up). docker/stack.yaml deployed on a single-node swarm, then under a bounded
-# autocannon load through HAProxy (small and medium requests, every answer checked):
+# free_port, lb_up, hog_start, hog_sample, hog_stop). docker/stack.yaml deployed on a
+# single-node swarm, then under a bounded autocannon load through HAProxy (small and medium
+# requests, every answer checked), each operation beside a CPU hog (test.sh's noisy neighbour,
+# started before the load, removed when the operation's step ends):
 #   1. a rolling update to a new image tag: 0 failed requests
 #   2. scale 2 -> 4 -> 2: 0 failed
 #   3. SIGKILL of one replica's process: 0 failed, the swarm replaces it
@@ -70,29 +72,39 @@ wait_converged() {
   return 1
 }
 
+# start_load NAME: the CPU hog NAME, then the load; the operation starts 3 s into the load
 start_load() {
+  hog_start "$1"
   # bounded: longer than any operation may take to converge (step 2 waits twice)
   API_KEY=$KEY node docker/load.mjs "http://127.0.0.1:$SWARM_PORT" $((2 * SWARM_TIMEOUT + 30)) "$LOAD_CONNECTIONS" >"$WORK/swarm-load.json" 2>"$WORK/swarm-load.err" &
   swarm_load_pid=$!
   load_since=$(date +%s)
-  sleep 3 # the load is running before the operation starts
+  local t_load
+  t_load=$(date +%s.%N)
+  sleep 1 # past load.mjs's checks of the expected answers, into autocannon's load
+  hog_sample
+  # the load is running (3 s of it, however long the sample took) before the operation starts
+  sleep "$(awk -v e="$(elapsed "$t_load")" 'BEGIN { s = 3 - e; print (s > 0 ? s : 0) }')"
   t_action=$(date +%s.%N)
 }
 
-# stops the load (SIGTERM: autocannon stops and reports) and fails the step on any failed request
+# stops the load (SIGTERM: autocannon stops and reports), then the hog; fails the step on any
+# failed request
 stop_load() {
   local what=$1 converge=$2 rc=0 figures retried
   sleep 2 # and goes on a little after the convergence
   kill -TERM "$swarm_load_pid" 2>/dev/null || true # already ended on its own: its figures say why
   wait "$swarm_load_pid" || rc=$?
   swarm_load_pid=""
+  hog_stop
   cat "$WORK/swarm-load.err" >&2
   figures=$(cat "$WORK/swarm-load.json")
+  echo "load figures: $figures"
   # with dontlog-normal HAProxy logs only requests that met an error or were retried; the retried
   # ones have a non-zero retries count (the last of its five connection counts, "+" if redispatched)
   retried=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -cE '/\+?[1-9][0-9]* [0-9]+/[0-9]+ "POST /v1/' || true)
   [ "$rc" -eq 0 ] || { $DOCKER service logs --tail 20 "${STACK}_lb" 2>&1 | cut -c1-220 >&2; fail "$what: failed requests: $figures"; }
-  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.failed+' failed, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried")"
+  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $hog_figures"
 }
 
 swarm_test() {
@@ -133,12 +145,12 @@ swarm_test() {
   done
   pass "RMSNorm and LayerNorm answers checked through HAProxy; every replica reads its limits from its cgroup: 1 worker (1 CPU), tensor memory 512 MiB (half of 1 GiB)"
 
-  start_load
+  start_load update
   deploy "$TAG_B"
   secs=$(wait_converged $SWARM_REPLICAS "$TAG_B" completed) || fail "rolling update"
   stop_load "1. rolling update $TAG_A -> $TAG_B (start-first, one at a time)" "$secs"
 
-  start_load
+  start_load scale
   $DOCKER service scale -d "${STACK}_app=4" >/dev/null || fail "docker service scale to 4"
   up=$(wait_converged 4 "$TAG_B") || fail "scale to 4"
   t_action=$(date +%s.%N)
@@ -146,7 +158,7 @@ swarm_test() {
   down=$(wait_converged 2 "$TAG_B") || fail "scale back to 2"
   stop_load "2. scale 2 -> 4 -> 2" "$up + $down"
 
-  start_load
+  start_load kill
   victim=$($DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_app" | head -1)
   kill -9 "$($DOCKER inspect -f '{{.State.Pid}}' "$victim")"
   gone=$victim # converged once a new task has taken its place
@@ -154,7 +166,7 @@ swarm_test() {
   gone=""
   stop_load "3. SIGKILL of replica ${victim:0:12} (host PID of its tini); replaced by a new task" "$secs"
 
-  start_load
+  start_load bad-release
   $DOCKER service update -d --no-resolve-image --image "$TAG_BAD" "${STACK}_app" >/dev/null || fail "docker service update to $TAG_BAD"
   secs=$(wait_converged $SWARM_REPLICAS "$TAG_B" rollback_completed) || fail "the bad release was not rolled back"
   stop_load "4. bad release $TAG_BAD (/readyz 503 \"failed\") rolled back by itself to $TAG_B" "$secs"

@@ -21,6 +21,11 @@
 #      requests; the API key from a swarm secret (docker/swarm-steps.sh)
 #   5. clean up (containers, the stack, the swarm it made, networks, the dockerd it started)
 #      on any exit; images stay (dangling ones are pruned when the engine is the one it started).
+# A noisy neighbour: steps 3 and 4's operations under load each run beside a CPU hog, a
+# container of the Dockerfile's node:<major>-slim running a busy loop with --cpus 1, started
+# before the load and removed when the step ends (or on any exit); each step prints the hog's
+# CPU use during the load (docker stats) and its CPU time over the step. NOISY_NEIGHBOUR=0
+# runs without it.
 # Root is needed (apt-get, dockerd). Needs `npm ci` first (dockerfilelint, autocannon).
 set -euo pipefail
 
@@ -33,6 +38,7 @@ KUBECTL_DIR=${KUBECTL_DIR:-/var/tmp/kubectl-1.20}
 LOAD_SECONDS=${LOAD_SECONDS:-12}
 LOAD_CONNECTIONS=${LOAD_CONNECTIONS:-16}
 KILL_AFTER=${KILL_AFTER:-4} # seconds into the load
+NOISY_NEIGHBOUR=${NOISY_NEIGHBOUR:-1} # 0: steps 3 and 4 without the CPU hog beside them
 REPLICAS=3
 LB_PORT=8080 # replaced by a free port in step 3
 APP_IMAGE=tensor-norm-service:latest
@@ -51,6 +57,7 @@ t_all=$(date +%s.%N)
 passed=0
 started_dockerd=""
 load_pid=""
+hog="" # the CPU hog container running now (hog_start), by name
 
 elapsed() { awk -v now="$(date +%s.%N)" -v t0="$1" 'BEGIN { printf "%.1f", now - t0 }'; }
 step() { t_step=$(date +%s.%N); printf '\n=== %s\n' "$*"; }
@@ -67,6 +74,7 @@ cleanup() {
   printf '\n=== 5/5 clean up\n'
   [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null
   if [ -n "${DOCKER_HOST:-}" ] || [ -S /var/run/docker.sock ]; then
+    hog_cleanup
     $DOCKER rm -f "$SINGLE" >/dev/null 2>&1
     [ -f docker/compose.yaml ] && compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1
     swarm_cleanup
@@ -86,6 +94,57 @@ cleanup() {
 }
 # servers HAProxy (container $1) has UP in the backend, from its stats CSV (field 18 is the status)
 lb_up() { $DOCKER exec "$1" node -e "fetch('http://127.0.0.1:8404/stats;csv').then(r=>r.text()).then(t=>console.log(t.split('\n').filter(l=>l.startsWith('replicas,app')&&l.split(',')[17]==='UP').length))" 2>/dev/null || echo 0; }
+
+# ---- the noisy neighbour: a CPU hog beside an operation under load ----------------------
+# hog_start NAME: a container of the Dockerfile's node:<major>-slim (HOG_IMAGE, set in step 0)
+# running a busy loop with --cpus 1, named and labelled with this run's $PROJECT so that
+# hog_cleanup removes exactly the ones this run made; started before the step's load
+hog_start() {
+  hog=""
+  [ "$NOISY_NEIGHBOUR" = 0 ] && { echo "noisy neighbour: none (NOISY_NEIGHBOUR=0)"; return 0; }
+  hog=$PROJECT-hog-$1
+  $DOCKER run -d --name "$hog" --label "tnstest.hog=$PROJECT" --cpus 1 --network none --read-only \
+    --entrypoint node "$HOG_IMAGE" -e 'for(;;){}' >/dev/null || fail "start the CPU hog $hog"
+  hog_t0=$(date +%s.%N)
+  echo "noisy neighbour: $hog ($HOG_IMAGE, node -e 'for(;;){}', --cpus 1) started"
+}
+# hog_sample: its CPU use once, while the load runs, beside the engine's other containers'
+# (one docker stats --no-stream, which samples for about 2 s; all the engine's containers
+# share one CPU weight against the host's other processes, so on a busy host the hog gets
+# what it takes from the replicas, not a full CPU)
+hog_sample() {
+  local stats others
+  hog_cpu=""
+  [ -n "$hog" ] || return 0
+  stats=$($DOCKER stats --no-stream --format '{{.Name}} {{.CPUPerc}}' 2>/dev/null) || true
+  hog_cpu=$(awk -v h="$hog" '$1 == h { print $2 }' <<<"$stats")
+  others=$(awk -v h="$hog" '$1 != h { n++; s += $2 } END { printf "%d other containers %.1f%% together", n, s }' <<<"$stats")
+  echo "noisy neighbour: $hog at ${hog_cpu:-?} CPU during the load, the engine's $others (docker stats --no-stream)"
+}
+# hog_stop: fails the step if the hog did not run throughout (it must still be running), else
+# prints its CPU time over the step and removes it; sets hog_figures for the step's summary
+hog_stop() {
+  local state pid cpu_s
+  hog_figures="no hog"
+  [ -n "$hog" ] || return 0
+  state=$($DOCKER inspect -f '{{.State.Running}} {{.State.Pid}}' "$hog" 2>/dev/null) || state="gone 0"
+  [ "${state% *}" = true ] || fail "the CPU hog $hog did not run throughout the step (running: ${state% *})"
+  pid=${state#* }
+  # user + system CPU seconds of its busy loop, from the host's view of the process
+  cpu_s=$(awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$pid/stat" 2>/dev/null || echo "?")
+  hog_figures="hog ${hog_cpu:-?} CPU in the load, ${cpu_s} s CPU over $(elapsed "$hog_t0") s"
+  echo "noisy neighbour: $hog ran ${cpu_s} s of CPU over $(elapsed "$hog_t0") s; removed"
+  $DOCKER rm -f "$hog" >/dev/null 2>&1
+  hog=""
+}
+# every hog this run made (by its label), on any exit
+hog_cleanup() {
+  local ids
+  ids=$($DOCKER ps -aq -f "label=tnstest.hog=$PROJECT" 2>/dev/null)
+  [ -z "$ids" ] || $DOCKER rm -f $ids >/dev/null 2>&1
+  hog=""
+}
+
 # shellcheck source=docker/swarm-steps.sh
 source "$ROOT/docker/swarm-steps.sh"
 
@@ -121,6 +180,8 @@ for major in "${node_majors[@]}"; do
   $DOCKER image inspect "$base" >/dev/null 2>&1 || fail "no $base image"
   echo "$base: node $($DOCKER run --rm --entrypoint node "$base" --version)"
 done
+# the noisy neighbour's image: the service's own base
+HOG_IMAGE=node:$(sed -nE 's/^FROM node:([0-9]+)-slim.*/\1/p' docker/Dockerfile | head -1)-slim
 step_done
 
 # ---- 1. static checks -----------------------------------------------------------------
@@ -240,10 +301,15 @@ pass "RMSNorm and LayerNorm answers checked through the load balancer"
 victim=${apps[1]}
 victim_name=$($DOCKER inspect -f '{{.Name}}' "$victim" | tr -d /)
 restarts_before=$($DOCKER inspect -f '{{.RestartCount}}' "$victim")
+hog_start compose
 echo "load: autocannon, $LOAD_CONNECTIONS connections, ${LOAD_SECONDS} s; SIGKILL $victim_name after ${KILL_AFTER} s"
 node docker/load.mjs "http://127.0.0.1:$LB_PORT" "$LOAD_SECONDS" "$LOAD_CONNECTIONS" >"$WORK/load.json" 2>"$WORK/load.err" &
 load_pid=$!
-sleep "$KILL_AFTER"
+t_load=$(date +%s.%N)
+sleep 1 # past load.mjs's checks of the expected answers, into autocannon's load
+hog_sample
+# the kill still comes KILL_AFTER s into the load, however long the sample took
+sleep "$(awk -v e="$(elapsed "$t_load")" -v k="$KILL_AFTER" 'BEGIN { s = k - e; print (s > 0 ? s : 0) }')"
 victim_pid=$($DOCKER inspect -f '{{.State.Pid}}' "$victim")
 kill -9 "$victim_pid"
 t_kill=$(date +%s.%N)
@@ -268,6 +334,7 @@ done
 
 if ! wait "$load_pid"; then load_rc=1; else load_rc=0; fi
 load_pid=""
+hog_stop
 cat "$WORK/load.err" >&2
 figures=$(cat "$WORK/load.json")
 echo "load figures: $figures"
@@ -279,8 +346,8 @@ head -3 "$WORK/lb.log" | cut -c1-220 | sed 's/^/  /'
 [ -n "$t_running" ] || fail "the killed replica was not restarted"
 [ -n "$t_healthy" ] || fail "the killed replica did not become healthy again"
 [ -n "$t_lb" ] || fail "HAProxy did not put the killed replica back in rotation"
-summary=$(node -e "const f=JSON.parse(process.argv[1]);console.log(f.sent+' sent, '+f.answered+' answered ('+f.correct+' 200 with the right body), '+f.failed+' failed; '+f.rps+' req/s, p99 '+f.latencyP99ms+' ms, max '+f.latencyMaxMs+' ms')" "$figures")
-pass "replica SIGKILLed under load: $summary"
+summary=$(node -e "const f=JSON.parse(process.argv[1]);console.log(f.sent+' sent, '+f.answered+' answered ('+f.correct+' 200 with the right body), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s; '+f.rps+' req/s, p99 '+f.latencyP99ms+' ms, max '+f.latencyMaxMs+' ms')" "$figures")
+pass "replica SIGKILLed under load: $summary; $hog_figures"
 pass "killed replica restarted after ${t_running} s, back in HAProxy rotation after ${t_lb} s, Docker healthy after ${t_healthy} s"
 step_done
 
