@@ -34,6 +34,8 @@ declare module 'autocannon' {
   export interface Instance extends EventEmitter {
     stop(): void;
     on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
+    /** a connection error, or a timeout ('request timed out') */
+    on(event: 'reqError', listener: (error: Error) => void): this;
     on(event: 'done', listener: (result: Result) => void): this;
   }
 

@@ -1,5 +1,6 @@
 // the console table a load run prints as it goes and at the end.
-import type { Ratio, RunFigures, ScenarioFigures } from './results.js';
+import type { LoopDelay } from './event-loop.js';
+import type { MixedFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
 
 const fmt = (v: number | null, digits = 2) => (v === null || !Number.isFinite(v) ? '–' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
@@ -7,20 +8,46 @@ const times = (v: number | null) => (v === null || !Number.isFinite(v) ? '–' :
 
 const COLUMNS = ['scenario', 'target', 'req/s', 'MiB/s', 'p50 ms', 'p99 ms', 'non-2xx', 'srv CPU ms/req', 'gen CPU ms/req', 'gen cores', 'loop p50/p99/max ms', 'spot checks'];
 
-export function rowsOf(f: ScenarioFigures): string[][] {
-  const line = (target: string, r: RunFigures) => [
-    f.id, target, fmt(r.rps, 1), fmt(r.mibPerS, 1), fmt(r.p50Ms), fmt(r.p99Ms), String(r.non2xx + r.errors + r.timeouts),
+const checks = (r: { spotChecks: number; spotCheckFailures: number }) => (r.spotCheckFailures === 0 ? `${r.spotChecks} ok` : `${r.spotCheckFailures}/${r.spotChecks} FAILED`);
+const loop = (l: LoopDelay | null | undefined, digits = 0) => (l ? `${fmt(l.p50Ms, digits)}/${fmt(l.p99Ms, digits)}/${fmt(l.maxMs, digits)}` : '–');
+
+function line(id: string, target: string, r: RunFigures): string[] {
+  return [
+    id, target, fmt(r.rps, 1), fmt(r.mibPerS, 1), fmt(r.p50Ms), fmt(r.p99Ms), String(r.non2xx + r.errors + r.timeouts),
     fmt(ms(r.serverCpuPerReq), 3), fmt(ms(r.loadgenCpuPerReq), 3), fmt(r.loadgenCores),
-    r.eventLoop ? `${fmt(r.eventLoop.p50Ms, 0)}/${fmt(r.eventLoop.p99Ms, 0)}/${fmt(r.eventLoop.maxMs, 0)}` : '–',
-    r.spotCheckFailures === 0 ? `${r.spotChecks} ok` : `${r.spotCheckFailures}/${r.spotChecks} FAILED`,
+    loop(r.eventLoop), checks(r),
   ];
+}
+
+export function rowsOf(f: ScenarioFigures): string[][] {
   const ratio = (target: string, r: Ratio) => [f.id, target, times(r.rps), times(r.rps), times(r.p50), times(r.p99), '', times(r.serverCpuPerReq), '', '', '', ''];
-  const rows = [line('service', f.service)];
-  if (f.echo !== null) rows.push(line('echo', f.echo));
-  if (f.floor !== null) rows.push(line('floor', f.floor));
+  const rows = [line(f.id, 'service', f.service)];
+  if (f.echo !== null) rows.push(line(f.id, 'echo', f.echo));
+  if (f.floor !== null) rows.push(line(f.id, 'floor', f.floor));
   if (f.ratio !== null) rows.push(ratio('svc/echo', f.ratio));
   if (f.floorRatio !== null) rows.push(ratio('svc/floor', f.floorRatio));
   return rows;
+}
+
+/** the small requests alone and mixed, their ratio, and the background's answers over the mixed window */
+export function mixedRowsOf(m: MixedFigures): string[][] {
+  const b = m.background;
+  return [
+    line(m.id, 'alone', m.alone),
+    line(m.id, 'mixed', m.mixed),
+    [m.id, 'mixed/alone', times(m.mixed.rps / m.alone.rps), '', times(m.p50Ratio), times(m.p99Ratio), '', '', '', '', '', ''],
+    [m.id, `beside (${b.connections} conns)`, fmt(b.ok / m.mixed.seconds, 1), '', '', '', String(b.non2xx + b.errors + b.timeouts), '', '', '', '', checks(b)],
+  ];
+}
+
+/** what issue 23 asks of the mixed window, in one line */
+export function mixedSummary(m: MixedFigures): string {
+  const b = m.background;
+  const l = m.mixed.eventLoop;
+  return `${m.id}: small p50/p99 ${fmt(m.mixed.p50Ms)}/${fmt(m.mixed.p99Ms)} ms and ${fmt(m.mixed.rps, 1)} req/s beside ${b.label} on ${b.connections} connections ` +
+    `(alone ${fmt(m.alone.p50Ms)}/${fmt(m.alone.p99Ms)} ms, ${fmt(m.alone.rps, 1)} req/s): p99 ${times(m.p99Ratio)} alone; ` +
+    `background ${b.ok} answers, ${b.non2xx} non-2xx, ${b.errors} errors in the window; ` +
+    `service event loop p50/p99/max ${loop(l, 1)} ms (alone ${loop(m.alone.eventLoop, 1)}), load generator's ${loop(m.loadgenLoop, 1)} ms\n`;
 }
 
 export function table(rows: string[][]): string {

@@ -4,12 +4,14 @@ import { parseArgs } from 'node:util';
 
 const HELP = `npm run load -- [options]
 
-  --duration <s>     seconds per measured run (default 4; 19 scenarios × service, echo and floor ≈ 4 min)
+  --duration <s>     seconds per measured run (default 4; 19 scenarios × service, echo and floor,
+                     and rmsnorm/mixed's small requests alone and beside large JSON answers ≈ 4.5 min)
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
-                     16 small and JSON, 8 medium, bfloat16 and batch, 4 large)
+                     16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16
+                     small beside 8 large)
   --short            CI mode: a fixed small number of requests per run, 2 connections, no warm-up
-  --only <a,b>       only scenarios whose id contains one of these, in that order (e.g. small,rmsnorm/large)
+  --only <a,b>       only scenarios whose id contains one of these, in that order (e.g. small,rmsnorm/large,mixed)
   --url <base>       aim at a running deployment instead of spawning the service
   --echo-url <base>  with --url: an echo baseline already running (node dist-load/echo-server.js)
   --floor-url <base> with --url: a transport floor already running (node dist-load/floor-server.js)

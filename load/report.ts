@@ -8,6 +8,7 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { channelSection, channelTargets } from './bench-channels-report.js';
 import { n, pct, tableMd, x } from './markdown.js';
+import { mixedSection, mixedTargets } from './mixed-report.js';
 import type { BenchResults, LoadResults, RunFigures, ScenarioFigures } from './results.js';
 
 const NOTES_BEGIN = '<!-- notes:begin -->';
@@ -92,6 +93,7 @@ function targets(load: LoadResults | null, bench: BenchResults | null): Target[]
         if (c !== undefined && c !== null) judged({ what: `${op}/${name} server CPU/request ÷ floor`, goal: `≤ ${goal.toFixed(2)}×`, measured: x(c), met: c <= goal }, load.options.short);
       }
     }
+    out.push(...mixedTargets(load));
   }
   return out;
 }
@@ -199,12 +201,13 @@ export async function writeReport(dir: string): Promise<void> {
   const goals = targets(load, bench);
   if (goals.length > 0) {
     const short = load?.options.short === true || bench?.short === true;
-    parts.push('## Targets (issues 5 and 11)', '');
+    parts.push('## Targets (issues 5, 11 and 23)', '');
     if (short) parts.push('Some of these figures come from a short (CI) run: they prove the instruments run and judge no target (*n/a*).', '');
     parts.push(tableMd(['target', 'goal', 'measured', 'met'],
       goals.map((g) => [g.what, g.goal, g.measured, g.met === null ? 'n/a' : g.met ? 'yes' : '**no**']), [false, true, true, false]), '');
   }
   if (load !== null) parts.push(loadSection(load), '');
+  if (load !== null && (load.mixed ?? []).length > 0) parts.push(mixedSection(load), '');
   if (bench !== null) parts.push(benchSection(bench), '');
   if (bench?.channelKernels !== undefined) parts.push(channelSection(bench), '');
   parts.push('## Notes', '', NOTES_BEGIN, notes, NOTES_END, '');

@@ -50,6 +50,44 @@ export interface ScenarioFigures {
 
 export interface Ratio { rps: number; p50: number; p99: number; serverCpuPerReq: number | null }
 
+/** the large requests sent beside the small ones in the mixed window (issue 23) */
+export interface BackgroundFigures {
+  label: string;
+  path: string;
+  /** what the requests ask their answers in */
+  answer: string;
+  connections: number;
+  /** answers, 2xx answers, non-2xx answers, errors and timeouts that came within the mixed window */
+  responses: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** one answer after the window, decoded and compared with the float64 reference */
+  spotChecks: number;
+  spotCheckFailures: number;
+  firstFailure: string | null;
+}
+
+/** small requests alone, then the same requests while large ones are answered beside them (issue 23) */
+export interface MixedFigures {
+  id: string;
+  op: string;
+  label: string;
+  path: string;
+  connections: number;
+  /** the small requests alone, measured right before the mixed window */
+  alone: RunFigures;
+  /** the same during the mixed window; serverCpuPerReq is null: the server's time is mostly the background's */
+  mixed: RunFigures;
+  /** mixed ÷ alone */
+  p50Ratio: number;
+  p99Ratio: number;
+  background: BackgroundFigures;
+  /** the load generator's own event-loop delay over the mixed window: what it adds to the small requests' times */
+  loadgenLoop: LoopDelay;
+}
+
 /** the 1-minute load average when a run started and ended: how busy the shared machine was */
 export interface LoadAverage { start: number; end: number }
 
@@ -66,6 +104,8 @@ export interface LoadResults {
     url: string | null; echoUrl: string | null; floorUrl?: string | null; workers: string; node?: string; startFlags?: boolean; serviceDist?: string;
   };
   scenarios: ScenarioFigures[];
+  /** absent in runs from before the mixed scenario */
+  mixed?: MixedFigures[];
 }
 
 /** one kernel figure on one thread, as a share of a memory copy of the same bytes in the same run */

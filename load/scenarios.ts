@@ -21,6 +21,8 @@ export interface Scenario {
   label: string;
   path: string;
   encoding: Encoding;
+  /** what the request asks the answer in (Accept): its own encoding unless the scenario says */
+  answer: Encoding;
   parts: Part[];
   /** input tensor bytes per request (as the dtype stores them), what MiB/s counts */
   tensorBytes: number;
@@ -29,6 +31,9 @@ export interface Scenario {
   /** concurrent connections unless --connections says otherwise: enough to keep 2 CPUs busy
    *  without queueing seconds of 16 MiB bodies */
   connections: number;
+  /** other load sent on its own connections while this scenario is measured; its requests are
+   *  measured alone too, right before (load/mixed.ts) */
+  beside: Scenario | null;
 }
 
 export interface Sample {
@@ -43,12 +48,20 @@ interface Shape {
   name: string; label: string; parts: Part[]; encoding: Encoding; batch: boolean; shortAmount: number; connections: number;
   /** the ops it runs; rmsnorm and layernorm unless it says */
   ops?: LoadOp[];
+  answer?: Encoding;
+  beside?: Shape;
 }
 
+const SMALL: Part[] = [{ rows: 1, n: 768, dtype: 'float32' }];
+const LARGE: Part[] = [{ rows: 1024, n: 4096, dtype: 'float32' }];
+
+// issue 23: each answer about 80 MB of JSON text, which the service encodes itself
+const LARGE_AS_JSON: Shape = { name: 'large-as-json', label: '1024×4096 float32, msgpack (16 MiB), answered as JSON', parts: LARGE, encoding: 'msgpack', answer: 'json', batch: false, shortAmount: 2, connections: 8 };
+
 const SHAPES: Shape[] = [
-  { name: 'small', label: '1×768 float32, msgpack', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 50, connections: 16 },
+  { name: 'small', label: '1×768 float32, msgpack', parts: SMALL, encoding: 'msgpack', batch: false, shortAmount: 50, connections: 16 },
   { name: 'medium', label: '32×4096 float32, msgpack (512 KiB)', parts: [{ rows: 32, n: 4096, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8 },
-  { name: 'large', label: '1024×4096 float32, msgpack (16 MiB)', parts: [{ rows: 1024, n: 4096, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 2, connections: 4 },
+  { name: 'large', label: '1024×4096 float32, msgpack (16 MiB)', parts: LARGE, encoding: 'msgpack', batch: false, shortAmount: 2, connections: 4 },
   { name: 'small-json', label: '1×768 float32, JSON', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'json', batch: false, shortAmount: 50, connections: 16 },
   { name: 'batch64', label: '/v1/batch of 64 × 1×768 float32, msgpack', parts: Array.from({ length: 64 }, () => ({ rows: 1, n: 768, dtype: 'float32' as const })), encoding: 'msgpack', batch: true, shortAmount: 10, connections: 8 },
   { name: 'small-v2', label: '1×768 float32, /v2 binary', parts: [{ rows: 1, n: 768, dtype: 'float32' }], encoding: 'oip', batch: false, shortAmount: 50, connections: 16 },
@@ -57,6 +70,8 @@ const SHAPES: Shape[] = [
   { name: 'medium-bf16', label: '32×4096 bfloat16, msgpack (256 KiB)', parts: [{ rows: 32, n: 4096, dtype: 'bfloat16' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8 },
   // a training step: 512 samples of 256 channels, statistics per channel across the batch
   { name: 'train', label: '512×256 float32 training step, msgpack (512 KiB)', parts: [{ rows: 512, n: 256, dtype: 'float32' }], encoding: 'msgpack', batch: false, shortAmount: 20, connections: 8, ops: ['batchnorm'] },
+  // the small requests while large JSON answers are made: what one request can do to the others
+  { name: 'mixed', label: '1×768 float32, msgpack', parts: SMALL, encoding: 'msgpack', batch: false, shortAmount: 50, connections: 16, ops: ['rmsnorm'], beside: LARGE_AS_JSON },
 ];
 
 export const SCENARIO_NAMES = SHAPES.map((s) => s.name);
@@ -66,20 +81,21 @@ export const MEDIA_TYPE: Readonly<Record<Encoding, string>> = { msgpack: 'applic
 /** every scenario, both operations, in run order; `only` keeps ids containing any of its strings, in
  *  the order of `only` (`small,batch64,large` runs large in a process that served the others first) */
 export function scenarios(only: string[] = []): Scenario[] {
-  const all: Scenario[] = [];
-  for (const shape of SHAPES) {
-    for (const op of shape.ops ?? ['rmsnorm', 'layernorm'] as const) {
-      const bytes = shape.parts.reduce((sum, p) => sum + p.rows * p.n * (p.dtype === 'float32' ? 4 : 2), 0);
-      all.push({
-        id: `${op}/${shape.name}`, op, name: shape.name, label: shape.label,
-        path: shape.batch ? '/v1/batch' : shape.encoding === 'oip' ? `/v2/models/${op}/infer` : `/v1/${op}`, encoding: shape.encoding,
-        parts: shape.parts, tensorBytes: bytes, shortAmount: shape.shortAmount, connections: shape.connections,
-      });
-    }
-  }
+  const all = SHAPES.flatMap((shape) => (shape.ops ?? ['rmsnorm', 'layernorm'] as const).map((op) => scenarioOf(shape, op)));
   if (only.length === 0) return all;
   const rank = (s: Scenario) => only.findIndex((o) => s.id.includes(o));
   return all.filter((s) => rank(s) >= 0).sort((a, b) => rank(a) - rank(b)); // stable: table order within a rank
+}
+
+function scenarioOf(shape: Shape, op: LoadOp): Scenario {
+  const bytes = shape.parts.reduce((sum, p) => sum + p.rows * p.n * (p.dtype === 'float32' ? 4 : 2), 0);
+  return {
+    id: `${op}/${shape.name}`, op, name: shape.name, label: shape.label,
+    path: shape.batch ? '/v1/batch' : shape.encoding === 'oip' ? `/v2/models/${op}/infer` : `/v1/${op}`,
+    encoding: shape.encoding, answer: shape.answer ?? shape.encoding,
+    parts: shape.parts, tensorBytes: bytes, shortAmount: shape.shortAmount, connections: shape.connections,
+    beside: shape.beside === undefined ? null : scenarioOf(shape.beside, op),
+  };
 }
 
 const packr = new Packr({ useRecords: false });
@@ -116,19 +132,18 @@ export function makeSample(s: Scenario, seed: number): Sample {
   const fields = s.op === 'batchnorm' ? { training: true } : {};
   const payload = batch ? { requests: made.map((m) => ({ op: s.op, input: m.wire, ...fields })) } : { input: made[0].wire, ...fields };
   const body = s.encoding === 'json' ? Buffer.from(JSON.stringify(payload)) : packr.pack(payload);
-  const type = MEDIA_TYPE[s.encoding];
   let refs: Float64Array[] | null = null;
   return {
     body,
-    headers: { 'content-type': type, accept: type },
+    headers: { 'content-type': MEDIA_TYPE[s.encoding], accept: MEDIA_TYPE[s.answer] },
     check(status, response, target) {
       if (status !== 200) return `status ${status}: ${response.subarray(0, 300).toString('utf8')}`;
       if (target === 'floor') return response.equals(body) ? null : 'the answer differs from the body sent';
       let decoded: Record<string, unknown>;
       try {
-        decoded = s.encoding === 'json' ? JSON.parse(response.toString('utf8')) : unpackr.unpack(response);
+        decoded = s.answer === 'json' ? JSON.parse(response.toString('utf8')) : unpackr.unpack(response);
       } catch (err) {
-        return `undecodable ${s.encoding} response: ${err instanceof Error ? err.message : String(err)}`;
+        return `undecodable ${s.answer} response: ${err instanceof Error ? err.message : String(err)}`;
       }
       const outputs = batch
         ? (Array.isArray(decoded.results) ? decoded.results.map((r: Record<string, unknown>) => r?.output) : [])

@@ -13,6 +13,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_TIMEOUT_MS = 90_000; // about 15 s each on an idle machine; shared CI machines are not idle
 const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'small-v2', 'medium-v2', 'large-v2', 'medium-bf16']
   .flatMap((name) => [`rmsnorm/${name}`, `layernorm/${name}`]).concat('batchnorm/train');
+const MIXED = ['rmsnorm/mixed'];
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
@@ -50,7 +51,7 @@ describe('load and bench instruments, short mode', () => {
     if (out !== undefined) await rm(out, { recursive: true, force: true });
   }, RUN_TIMEOUT_MS);
 
-  it('load --short: 19 scenarios, service, echo and floor each answer, 0 spot-check failures, report written', async () => {
+  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 0 spot-check failures, report written', async () => {
     const r = await load;
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     for (const id of SCENARIOS) expect(r.stdout).toContain(id);
@@ -68,8 +69,20 @@ describe('load and bench instruments, short mode', () => {
       expect(s.ratio.rps, s.id).toBeGreaterThan(0);
       expect(s.floorRatio.rps, s.id).toBeGreaterThan(0);
     }
+    expect(results.mixed.map((m: { id: string }) => m.id)).toEqual(MIXED);
+    for (const m of results.mixed) {
+      for (const side of [m.alone, m.mixed]) {
+        expect(side.ok, m.id).toBeGreaterThan(0);
+        expect({ id: m.id, failures: side.spotCheckFailures, first: side.firstFailure }).toEqual({ id: m.id, failures: 0, first: null });
+      }
+      // short mode's window lasts until the background's fixed amount is answered
+      expect(m.background.ok, m.id).toBeGreaterThan(0);
+      expect({ spotChecks: m.background.spotChecks, failures: m.background.spotCheckFailures, first: m.background.firstFailure }).toEqual({ spotChecks: 1, failures: 0, first: null });
+      expect(m.mixed.eventLoop.maxMs, m.id).toBeGreaterThan(0);
+    }
     const md = readFileSync(join(out, 'load', 'RESULTS.md'), 'utf8');
     expect(md).toContain('(results.svg)');
+    expect(md).toContain('## Small requests beside large JSON answers');
     expect(md).toContain('CPUs (`nproc`)');
     expect(readFileSync(join(out, 'load', 'results.svg'), 'utf8')).toMatch(/^<svg[^>]*>[\s\S]*rmsnorm\/small[\s\S]*<\/svg>$/);
   }, RUN_TIMEOUT_MS);

@@ -1,0 +1,151 @@
+// one measured run of a scenario against one server: autocannon's closed loop after a warm-up,
+// the server's CPU and event-loop delay over the window, then spot checks of its answers.
+import { createRequire } from 'node:module';
+import autocannon, { type Instance } from 'autocannon';
+import { scrapeLoopDelay } from './event-loop.js';
+import type { Options } from './options.js';
+import { cpuSeconds } from './processes.js';
+import type { RunFigures } from './results.js';
+import type { Sample, Scenario, Target } from './scenarios.js';
+
+// autocannon 8 keeps every response body as a string, for hooks this suite does not use;
+// decoding 16 MiB binary bodies that way made the load generator the bottleneck, so it is off
+const responseQueue = createRequire(import.meta.url)('autocannon/lib/pipelinedRequestsQueue.js') as { prototype: { addBody?: unknown } };
+if (typeof responseQueue.prototype.addBody === 'function') responseQueue.prototype.addBody = () => {};
+
+const MIN_OK = 20; // a run too slow to give this many answers is extended, up to 3 × --duration
+export const SETTLE_MAX_MS = 15_000; // after a run, until the server's CPU is idle: runs must not overlap
+const BESIDE_MAX_S = 30; // a fixed-amount window lasts this long at most for the load beside it
+
+export interface Endpoint { target: Target; base: string; pid: number | null }
+
+export function headers(sample: Sample, o: Options): Record<string, string> {
+  const h: Record<string, string> = { ...sample.headers };
+  if (o.apiKey !== null) h.authorization = `Bearer ${o.apiKey}`;
+  return h;
+}
+
+export interface Cannon { ok: number; responses: number; non2xx: number; errors: number; timeouts: number; seconds: number; latencies: number[] }
+
+/** `duration` in s or a fixed `amount`; `prompt`: stop() takes effect within 50 ms, not at the next 1 s tick */
+export interface Run { duration?: number; amount?: number; prompt?: boolean }
+
+export function startCannon(url: string, s: Scenario, sample: Sample, o: Options, run: Run): { instance: Instance; done: Promise<Cannon> } {
+  const connections = o.connections ?? s.connections;
+  const { prompt, ...limits } = run; // autocannon refuses a limit given as undefined
+  const latencies: number[] = [];
+  let responses = 0;
+  const started = performance.now();
+  let instance!: Instance;
+  const done = new Promise<Cannon>((resolvePromise, reject) => {
+    instance = autocannon({
+      url, method: 'POST', headers: headers(sample, o), body: sample.body,
+      connections, pipelining: 1, timeout: 60, ...limits,
+      // results come at a sample tick: with a fixed amount, tick often so a run ends when it is done
+      sampleInt: run.amount === undefined && prompt !== true ? 1000 : 50,
+    }, (err, result) => {
+      if (err) return reject(err);
+      resolvePromise({
+        ok: result['2xx'], responses, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
+        seconds: (performance.now() - started) / 1000, latencies,
+      });
+    });
+  });
+  instance.on('response', (_client, status, _bytes, ms) => {
+    responses++;
+    if (status >= 200 && status < 300) latencies.push(ms);
+  });
+  return { instance, done };
+}
+
+function cannon(url: string, s: Scenario, sample: Sample, o: Options, run: Run): Promise<Cannon> {
+  return startCannon(url, s, sample, o, run).done;
+}
+
+export function percentile(sorted: number[], q: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+export async function spotCheck(url: string, samples: Sample[], target: Target, o: Options): Promise<string[]> {
+  const failures = await Promise.all(samples.map(async (sample) => {
+    try {
+      const response = await fetch(url, { method: 'POST', headers: headers(sample, o), body: sample.body as Uint8Array<ArrayBuffer> });
+      return sample.check(response.status, Buffer.from(await response.arrayBuffer()), target);
+    } catch (err) {
+      return `request failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }));
+  return failures.filter((f): f is string => f !== null);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
+
+/** waits for the requests a run left in flight to finish: the server's CPU idle for 200 ms */
+async function settle(pid: number | null): Promise<void> {
+  if (pid === null) return sleep(1000);
+  const deadline = Date.now() + SETTLE_MAX_MS;
+  let last = cpuSeconds(pid);
+  while (Date.now() < deadline) {
+    await sleep(200);
+    const now = cpuSeconds(pid);
+    if (now - last <= 0.02) return; // at most 10 % of one core
+    last = now;
+  }
+}
+
+/** other load, already running, that the measured window is taken beside (load/mixed.ts) */
+export interface Beside {
+  /** resolves once that load is in its steady state, after the warm-up (bounded by the load itself) */
+  ready(): Promise<void>;
+  /** the window opens */
+  open(): void;
+  /** the window lasts while this holds: in a fixed-amount run up to BESIDE_MAX_S, else up to 3 × --duration */
+  pending(): boolean;
+  /** the window closed: stop the load, before the server is left to settle */
+  close(): void;
+}
+
+/**
+ * warm-up, then the measured window straight after it, so the server is in a steady state
+ * at both ends of the window and its CPU time over the window belongs to the responses in it
+ */
+export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options, beside: Beside | null = null): Promise<RunFigures> {
+  const url = `${e.base}${s.path}`;
+  const sample = samples[0];
+  const fixed = o.short && o.duration === 0;
+  if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
+  await beside?.ready();
+  if (e.target === 'service') await scrapeLoopDelay(e.base); // starts the window's histogram afresh
+  beside?.open();
+  const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
+  const gen0 = process.cpuUsage();
+  const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [] };
+  const more = () => (fixed
+    ? beside !== null && beside.pending() && c.seconds < BESIDE_MAX_S
+    : (c.ok < MIN_OK || beside?.pending() === true) && c.seconds < 3 * o.duration);
+  do {
+    const r = await cannon(url, s, sample, o, fixed ? { amount: s.shortAmount } : { duration: o.duration });
+    c.ok += r.ok; c.responses += r.responses; c.non2xx += r.non2xx; c.errors += r.errors; c.timeouts += r.timeouts;
+    c.seconds += r.seconds;
+    for (const l of r.latencies) c.latencies.push(l);
+  } while (more());
+  const gen = process.cpuUsage(gen0);
+  const cpu1 = e.pid === null ? 0 : cpuSeconds(e.pid);
+  const eventLoop = e.target === 'service' ? await scrapeLoopDelay(e.base) : null;
+  beside?.close();
+  if (!fixed) await settle(e.pid);
+  const failures = await spotCheck(url, samples, e.target, o);
+  const sorted = c.latencies.sort((a, b) => a - b);
+  const genSeconds = (gen.user + gen.system) / 1e6;
+  const rps = c.ok / c.seconds;
+  return {
+    responses: c.responses, ok: c.ok, non2xx: c.non2xx, errors: c.errors, timeouts: c.timeouts, seconds: c.seconds,
+    rps, mibPerS: (rps * s.tensorBytes) / 2 ** 20,
+    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
+    serverCpuPerReq: e.pid === null || c.responses === 0 ? null : (cpu1 - cpu0) / c.responses,
+    loadgenCpuPerReq: c.responses === 0 ? 0 : genSeconds / c.responses,
+    loadgenCores: genSeconds / c.seconds,
+    spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
+    eventLoop,
+  };
+}
