@@ -8,7 +8,7 @@ import { loadWasmKernels, type WasmKernels } from '../dist/kernels/wasm-kernels.
 import { allocateRowJob } from '../dist/jobs/allocate.js';
 import { allocateChannelJob } from '../dist/jobs/allocate-channels.js';
 import type { ChannelRequest, CheckedRequest, RowRequest } from '../dist/jobs/checked-request.js';
-import type { Job } from '../dist/jobs/job.js';
+import { COST, type Job } from '../dist/jobs/job.js';
 import { OPERATIONS } from '../dist/ops/registry.js';
 import { createTensorMemory, type TensorMemory } from '../dist/memory/tensor-memory.js';
 import { caseName, channelBody, channelData, checkChannels, layoutName, type ChannelCase, type ChannelData } from './bench-channel-reference.js';
@@ -38,7 +38,7 @@ export interface ChannelBenchOptions {
 function withoutSimd(job: Job): Job {
   return {
     ...job,
-    phases: job.phases.map((p) => ({ ...p, simd: false, task: p.task.kind === 'rows' ? { ...p.task, prepared: null, wide: null } : { ...p.task, simd: false } })),
+    phases: job.phases.map((p) => ({ ...p, cost: COST.js, task: p.task.kind === 'rows' ? { ...p.task, prepared: null, wide: null } : { ...p.task, simd: false } })),
   };
 }
 
@@ -87,7 +87,7 @@ function benchSingle(c: ChannelCase, seed: number, timer: Timer): ChannelKernelF
   const service = allocate(req, slabs, 1, wasm);
   slabs.release(service.slab);
   const impls: [ChannelKernelFigures['impl'], (job: Job) => Job][] = [['js', withoutSimd]];
-  if (service.phases.some((p) => p.simd)) impls.push(['wasm', (job) => job]);
+  if (service.phases.some((p) => p.cost === COST.simd)) impls.push(['wasm', (job) => job]);
   const figures: ChannelKernelFigures[] = [];
   for (const [impl, as] of impls) {
     // allocated and run per call, as the service does per request

@@ -2,6 +2,7 @@
 // checked against the contract; and the one copy of those values into shared memory.
 import { serviceError } from '../errors.js';
 import { DTYPES, type Dtype } from './dtype.js';
+import { ParsedNumbers } from './json-body.js';
 import { roundToBfloat16, roundToFloat16, widenBfloat16, widenFloat16 } from './half.js';
 
 export type WireTensor = { dtype?: unknown; shape: number[]; data: unknown };
@@ -9,7 +10,8 @@ export type WireTensor = { dtype?: unknown; shape: number[]; data: unknown };
 export type TensorSource =
   | { kind: 'bytes'; bytes: Uint8Array }
   | { kind: 'typed'; values: Float32Array | Float64Array }
-  | { kind: 'list'; list: unknown[] };
+  /** numbers, or NaN / Infinity / -Infinity as strings; a list parsed on a worker as float64 */
+  | { kind: 'list'; list: ArrayLike<unknown> };
 
 export interface TensorIn {
   dtype: Dtype;
@@ -45,6 +47,11 @@ export function readTensor(wire: WireTensor, path: string, fromJson: boolean): T
       throw serviceError('dataBytes', path, data.byteLength, shape.join(', '), dtype, size * itemsize);
     }
     return { dtype, shape, size, source: { kind: 'bytes', bytes: data } };
+  }
+  if (data instanceof ParsedNumbers) {
+    // every item already read as a number on the worker (codec/json-lists.ts)
+    checkLength(data.numbers.length, size, shape, path, 'numbers');
+    return { dtype: (wire.dtype as Dtype | undefined) ?? 'float32', shape, size, source: { kind: 'list', list: data.numbers } };
   }
   if (Array.isArray(data)) {
     checkLength(data.length, size, shape, path, 'numbers');
@@ -94,7 +101,7 @@ export function writeValues(tensor: TensorIn, dst: Float32Array | Float64Array):
   }
 }
 
-function writeList(list: unknown[], dtype: Dtype, dst: Float32Array | Float64Array): void {
+function writeList(list: ArrayLike<unknown>, dtype: Dtype, dst: Float32Array | Float64Array): void {
   const round = dtype === 'float16' ? roundToFloat16 : dtype === 'bfloat16' ? roundToBfloat16 : null;
   for (let i = 0; i < list.length; i++) {
     const item = list[i];

@@ -22,8 +22,8 @@ const KEY = {
 };
 const EMPTY_KIND = Buffer.alloc(0);
 
-export function encodeTensor(t: TensorOut, encoding: Encoding, numpyForm: boolean): unknown {
-  if (encoding === 'json') return { dtype: t.dtype, shape: t.shape, data: jsonValues(t) };
+/** a result tensor as msgpack carries it (JSON answers are written as text: codec/number-text.ts) */
+export function encodeTensor(t: TensorOut, numpyForm: boolean): unknown {
   const data = tensorBytes(t);
   const numpyType = DTYPES[t.dtype].numpyType;
   if (numpyForm && numpyType !== null) {
@@ -56,25 +56,4 @@ export function tensorValues(t: TensorOut): ArrayLike<number> {
   const values = new Float64Array(t.length);
   for (let i = 0; i < t.length; i++) values[i] = widen(bits[i]);
   return values;
-}
-
-/** JSON has no NaN or Infinity: those travel as strings */
-function jsonValues(t: TensorOut): (number | string)[] {
-  const out = new Array<number | string>(t.length);
-  if (t.storage === 'bits') {
-    const bits = new Uint16Array(t.memory, t.byteOffset, t.length);
-    const widen = t.dtype === 'float16' ? numberFromFloat16Bits : numberFromBfloat16Bits;
-    for (let i = 0; i < t.length; i++) out[i] = jsonNumber(widen(bits[i]));
-  } else {
-    const values = t.storage === 'float64'
-      ? new Float64Array(t.memory, t.byteOffset, t.length)
-      : new Float32Array(t.memory, t.byteOffset, t.length);
-    for (let i = 0; i < t.length; i++) out[i] = jsonNumber(values[i]);
-  }
-  return out;
-}
-
-function jsonNumber(v: number): number | string {
-  if (Number.isFinite(v)) return v;
-  return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
 }

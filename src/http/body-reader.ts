@@ -6,7 +6,7 @@
 //    cache: the tensor bytes' one copy into memory the workers can read. A slab that cannot grow in
 //    place moves (a copy within shared memory, in phase); growing by four keeps those copies under a
 //    third of the body (by two they cost 2 ms of a 16 MiB request with 4 concurrent uploads, measured).
-//  - JSON bodies keep their chunks (counted in the same budget) and become one string at the end.
+//  - JSON bodies the same way: the workers parse the long ones where they lie.
 import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
@@ -39,30 +39,6 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
       if (slab !== null) slabs.release(slab);
       slab = null;
     },
-  });
-}
-
-/** the body as text (JSON) */
-export function readBodyText(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: TensorMemory): Promise<string> {
-  const chunks: Buffer[] = [];
-  let charged = 0;
-  const refund = () => {
-    slabs.refund(charged);
-    charged = 0;
-    chunks.length = 0;
-  };
-  return receive(payload, contentLength, limits, {
-    accept(chunk) {
-      slabs.charge(chunk.length);
-      charged += chunk.length;
-      chunks.push(chunk);
-    },
-    finish(length) {
-      const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, length)).toString('utf8');
-      refund();
-      return text;
-    },
-    abort: refund,
   });
 }
 

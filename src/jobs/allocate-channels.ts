@@ -11,7 +11,7 @@ import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { ChannelTask, Region } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { producedOutputs, type ChannelRequest } from './checked-request.js';
-import { openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
+import { COST, openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
 
 const f64 = (r: Region) => new Float64Array(r.memory, r.byteOffset, r.length);
 
@@ -90,9 +90,9 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
     request: req,
     slab,
     phases: req.training
-      ? [{ task: template('channelStats', xSource), units: geometry.tiles, elementsPerUnit, simd: simdStats },
-        { task: { ...apply, slot: maxTasks }, units: geometry.tiles, elementsPerUnit, simd: simdApply }]
-      : [{ task: apply, units: geometry.tiles, elementsPerUnit, simd: simdApply }],
+      ? [{ task: template('channelStats', xSource), units: geometry.tiles, elementsPerUnit, cost: simdStats ? COST.simd : COST.js },
+        { task: { ...apply, slot: maxTasks }, units: geometry.tiles, elementsPerUnit, cost: simdApply ? COST.simd : COST.js }]
+      : [{ task: apply, units: geometry.tiles, elementsPerUnit, cost: simdApply ? COST.simd : COST.js }],
     afterPhase: null,
     outputs: [],
     direct,

@@ -10,7 +10,7 @@ import type { TensorOut } from '../codec/write-tensor.js';
 import { rowKernel } from '../kernels/row-kernels.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
 import { producedOutputs, type RowRequest } from './checked-request.js';
-import { openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
+import { COST, openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
 
 /**
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
@@ -91,7 +91,7 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
   return {
     request: req,
     slab,
-    phases: [{ task, units: req.rows, elementsPerUnit: req.n, simd: prepared !== null }],
+    phases: [{ task, units: req.rows, elementsPerUnit: req.n, cost: prepared !== null ? COST.simd : COST.js }],
     afterPhase: null,
     outputs: producedOutputs(req).map((name) => [name, tensors[name]]),
     direct,

@@ -11,9 +11,16 @@ export interface Phase {
   task: Task;
   units: number;
   elementsPerUnit: number;
-  /** runs the SIMD kernels (cheaper per element, so more of it is done inline) */
-  simd: boolean;
+  /** per element, what its work costs in elements of the SIMD kernels (COST): the cheaper, the
+   *  more of it is done inline */
+  cost: number;
 }
+
+/** per element, what work costs against the SIMD kernels (measured: a hop to a warm worker costs
+ *  ~200 µs, the SIMD kernels' work for ~170 Ki float32 elements; see config.ts). Writing a value as
+ *  text takes ~150-200 ns (JSON.stringify's own pace), so a JSON answer of a thousand values is
+ *  written inline, a longer one by the workers */
+export const COST = { simd: 1, js: 8, text: 128 } as const;
 
 export interface Job {
   request: CheckedRequest;

@@ -8,14 +8,15 @@ import type { Lease } from '../memory/lease.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { Metrics } from '../metrics.js';
 import { OPERATIONS, type OpName } from '../ops/registry.js';
-import { TaskAborted, type WorkerPool } from '../pool/worker-pool.js';
+import type { WorkerPool } from '../pool/worker-pool.js';
 import type { TaskFault } from '../pool/protocol.js';
 import { allocateRowJob } from './allocate.js';
 import { allocateChannelJob } from './allocate-channels.js';
 import { rowCount, type CheckedRequest } from './checked-request.js';
 import type { Job } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
-import { runJobs } from './run.js';
+import { jobsDone, runJobs } from './run.js';
+import { writeAnswerText, type AnswerPart, type Payload } from './answer-text.js';
 
 /** what the pipeline runs on: the engine's (engine/engine.ts) */
 export interface PipelineResources {
@@ -38,8 +39,8 @@ export interface PipelineItem {
 export interface AnswerFormat {
   /** the answer's bytes before the output when it can go out straight from the slab, else null */
   prefix(req: CheckedRequest): Buffer | null;
-  /** the finished jobs → the answer body */
-  encode(jobs: Job[]): Buffer | string;
+  /** the finished jobs → the answer body: bytes, or JSON text whose tensors' numbers are still to be written */
+  encode(jobs: Job[]): Buffer | AnswerPart[];
 }
 
 export interface PipelineRequest {
@@ -57,7 +58,7 @@ export interface PipelineRequest {
 /** ms spent in each phase, for Server-Timing */
 export interface Timings { decode: number; queue: number; compute: number; encode: number }
 
-export interface PipelineResult { payload: Buffer | string; timings: Timings }
+export interface PipelineResult { payload: Payload; timings: Timings }
 
 export async function runPipeline(engine: PipelineResources, req: PipelineRequest): Promise<PipelineResult> {
   const started = performance.now();
@@ -71,16 +72,7 @@ export async function runPipeline(engine: PipelineResources, req: PipelineReques
     jobs.push(job);
   }
   const runStarted = performance.now();
-  const run = runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault });
-  let jobTimings;
-  try {
-    jobTimings = await run.result;
-  } catch (err) {
-    if (!(err instanceof TaskAborted)) throw err;
-    // answered now, but a started task may still read or write these slabs (the body's too)
-    req.lease.releaseAfter(run.settled);
-    throw serviceError('deadline');
-  }
+  const jobTimings = await jobsDone(runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault }), req.lease);
   const runMs = performance.now() - runStarted;
   for (const item of checked) {
     engine.metrics.rows.inc({ op: item.op, dtype: item.input.dtype }, rowCount(item));
@@ -89,7 +81,8 @@ export async function runPipeline(engine: PipelineResources, req: PipelineReques
   }
   const queue = Math.max(0, ...jobTimings.map((t) => t.queueMs));
   const encodeStarted = performance.now();
-  const payload = req.answer.encode(jobs);
+  const encoded = req.answer.encode(jobs);
+  const payload = Array.isArray(encoded) ? await writeAnswerText(encoded, engine, req) : encoded;
   return {
     payload,
     timings: { decode: runStarted - started, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted },

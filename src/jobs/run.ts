@@ -8,6 +8,7 @@ import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job, Phase } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
+import type { Lease } from '../memory/lease.js';
 
 export interface JobTiming {
   /** ms from submission until the last task started */
@@ -29,8 +30,8 @@ export interface RunContext {
 
 type Done = Extract<TaskResult, { ok: true }>;
 
-/** per element, the JS kernels cost about this many times the SIMD ones (measured, see config.ts) */
-const JS_KERNEL_COST = 8;
+/** what runJobs needs of a job: a request's normalization, or the text of its JSON answer */
+export type Runnable = Pick<Job, 'phases' | 'afterPhase'>;
 
 const SETTLED = Promise.resolve();
 
@@ -39,7 +40,7 @@ const SETTLED = Promise.resolve();
  * as ctx.cancellation fires (then queued tasks are told to do nothing). `settled` resolves once no task
  * can touch the jobs' memory any more: only then may their slabs be reused.
  */
-export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTiming[]>; settled: Promise<void> } {
+export function runJobs(jobs: Runnable[], ctx: RunContext): { result: Promise<JobTiming[]>; settled: Promise<void> } {
   const queued: Queued = [];
   const started = jobs.map((job) => {
     try {
@@ -68,10 +69,23 @@ export function runJobs(jobs: Job[], ctx: RunContext): { result: Promise<JobTimi
   return { result, settled };
 }
 
+/** the jobs' timings; a 504 when they were dropped, their slabs (the lease's) given back only once
+ *  no started task can touch them */
+export async function jobsDone(run: ReturnType<typeof runJobs>, lease: Lease): Promise<JobTiming[]> {
+  try {
+    return await run.result;
+  } catch (err) {
+    if (!(err instanceof TaskAborted)) throw err;
+    // answered now, but a started task may still read or write these slabs (the body's too)
+    lease.releaseAfter(run.settled);
+    throw serviceError('deadline');
+  }
+}
+
 type Queued = { task: Task; controller: AbortController }[];
 
 /** the job's timing when all its phases ran inline, else a promise of it */
-function startJob(job: Job, ctx: RunContext, queued: Queued): JobTiming | Promise<JobTiming> {
+function startJob(job: Runnable, ctx: RunContext, queued: Queued): JobTiming | Promise<JobTiming> {
   const total: JobTiming = { queueMs: 0, computeMs: 0 };
   for (let i = 0; i < job.phases.length; i++) {
     const started = startPhase(job.phases[i], ctx, queued);
@@ -83,7 +97,7 @@ function startJob(job: Job, ctx: RunContext, queued: Queued): JobTiming | Promis
 }
 
 /** phase `from` is under way on the pool: the rest follow it, one after the other */
-async function finishAsync(job: Job, from: number, started: Promise<JobTiming>, total: JobTiming, ctx: RunContext, queued: Queued): Promise<JobTiming> {
+async function finishAsync(job: Runnable, from: number, started: Promise<JobTiming>, total: JobTiming, ctx: RunContext, queued: Queued): Promise<JobTiming> {
   addTiming(total, await started);
   job.afterPhase?.(from);
   for (let i = from + 1; i < job.phases.length; i++) {
@@ -100,7 +114,9 @@ function addTiming(total: JobTiming, t: JobTiming): void {
 
 /** a task for units [start, end) of its template: rows, or BatchNorm tiles */
 function slice(task: Task, start: number, end: number): Task {
-  return task.kind === 'rows' ? { ...task, rowStart: start, rowEnd: end } : { ...task, tileStart: start, tileEnd: end };
+  if (task.kind === 'rows') return { ...task, rowStart: start, rowEnd: end };
+  if (task.kind === 'text') return { ...task, blockStart: start, blockEnd: end };
+  return { ...task, tileStart: start, tileEnd: end };
 }
 
 /** a phase inline when small, else split across the pool; each task has its own cancel flag */
@@ -115,8 +131,7 @@ function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | 
     return { queueMs: 0, computeMs: 0 };
   }
   // faults are injected on workers only: a crash inline would take the server down
-  const inlineMax = phase.simd ? ctx.limits.inlineMaxElements : ctx.limits.inlineMaxElements / JS_KERNEL_COST;
-  if (elements <= inlineMax && ctx.fault === null) {
+  if (elements * phase.cost <= ctx.limits.inlineMaxElements && ctx.fault === null) {
     return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm))]);
   }
   const chunks = Math.min(ctx.pool.workers, units, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));

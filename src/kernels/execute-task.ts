@@ -1,5 +1,6 @@
-// runs one task's rows: on a worker, or inline on the main thread for small tensors.
+// runs one task: its rows, tiles or text; on a worker, or inline on the main thread when small.
 import { narrowToFloat16 } from '../codec/half.js';
+import { writeNumberText } from '../codec/number-text.js';
 import { addResidualRows } from './add-residual.js';
 import { runChannelTask } from './channel-task.js';
 import { loadRows } from './load-rows.js';
@@ -27,6 +28,7 @@ export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (()
   onStarted?.();
   try {
     if (task.kind === 'rows') runRowTask(task, wasm);
+    else if (task.kind === 'text') writeNumberText(task);
     else runChannelTask(task, wasm);
     return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
   } catch (err) {

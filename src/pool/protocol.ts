@@ -100,7 +100,53 @@ export interface ChannelTask {
   fault: TaskFault | null;
 }
 
-export type Task = RowTask | ChannelTask;
+/** a JSON answer's numbers: blocks [blockStart, blockEnd) of a tensor's values written as text
+ *  ("1.5,-0.25,…"), each block right after the one before it (codec/number-text.ts) */
+export interface TextTask {
+  kind: 'text';
+  blockStart: number;
+  blockEnd: number;
+  /** values per block: block b holds values [b·blockValues, (b+1)·blockValues) */
+  blockValues: number;
+  values: NumberSource;
+  /** how JSON cannot say NaN and ±Infinity: as strings ("NaN", /v1) or as bare tokens (NaN, the OIP) */
+  nonFinite: NonFinite;
+  /** bytes; a task starts writing at its first block's worst-case offset, b·blockValues·MAX_NUMBER_CHARS */
+  text: Region;
+  /** Uint32 per block: where its text starts and ends, in bytes from text's start */
+  spans: Region;
+  cancel: Region;
+  slot: number;
+  fault: TaskFault | null;
+}
+
+/** a tensor's values as they lie in shared memory: float16/bfloat16 as bits, else float32 or float64 */
+export interface NumberSource extends Region {
+  dtype: Dtype;
+  storage: 'bits' | 'float32' | 'float64';
+}
+
+export type NonFinite = 'quoted' | 'bare';
+
+export type Task = RowTask | ChannelTask | TextTask;
+
+/** a long JSON body parsed on a worker (codec/json-lists.ts): `json`, /v1's strict JSON with
+ *  fastify's prototype-poisoning checks; `oip`, JSON with bare NaN / Infinity tokens (OIP.md) */
+export interface ParseTask {
+  kind: 'parseJson';
+  /** the body's UTF-8 bytes, in shared memory */
+  text: Region;
+  dialect: 'json' | 'oip';
+}
+
+/** a long `data` list taken out of the parsed body: where it was, and its values */
+export interface ParsedList {
+  path: (string | number)[];
+  values: Float64Array;
+}
+
+/** the body with its long lists taken out (each left as []), or why it is not JSON */
+export type ParseResult = { ok: true; body: unknown; lists: ParsedList[] } | { ok: false; message: string };
 
 /** sent once per worker at start-up: the worker loads its kernels and answers, nothing else */
 export interface WarmUp {

@@ -2,13 +2,14 @@
 // of an ES module aborts the whole process when the pool terminates a thread mid-load (seen as
 // test processes dying); a CommonJS file is required the ordinary way and imports the real
 // worker on the thread's first task.
-import type { Task, TaskResult, WarmUp } from './protocol.js';
+import type { ParseTask, Task, TaskResult, WarmUp } from './protocol.js';
 
-let run: ((task: Task) => TaskResult) | undefined;
+let worker: typeof import('./worker.js') | undefined;
 
-export = async function runTask(task: Task | WarmUp): Promise<TaskResult> {
-  run ??= (await import('./worker.js')).default;
+export = async function runTask(task: Task | ParseTask | WarmUp): Promise<unknown> {
+  worker ??= await import('./worker.js');
   // the kernels loaded: a build whose worker cannot load them fails here, before /readyz says 200
-  if (task.kind === 'warmUp') return { ok: true, startedAt: 0, finishedAt: 0, skipped: true };
-  return run(task);
+  if (task.kind === 'warmUp') return { ok: true, startedAt: 0, finishedAt: 0, skipped: true } satisfies TaskResult;
+  if (task.kind === 'parseJson') return worker.parseJsonTask(task);
+  return worker.default(task);
 };

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
-import type { Task, TaskResult, WarmUp } from './protocol.js';
+import type { ParseResult, ParseTask, Task, TaskResult, WarmUp } from './protocol.js';
 
 // src/pool/*.ts (under vitest) and dist/pool/*.js both sit two levels below the package root;
 // workers always run the compiled file
@@ -17,6 +17,8 @@ export interface WorkerPool {
   readonly piscina: Piscina;
   readonly closing: boolean;
   run(task: Task, signal: AbortSignal): Promise<TaskResult>;
+  /** a long JSON body parsed on a worker (codec/json-body.ts) */
+  parse(task: ParseTask): Promise<ParseResult>;
   /** has the workers load their kernels; false (the error logged) when they cannot: the pool is not up */
   warmUp(): Promise<boolean>;
   close(): Promise<void>;
@@ -60,6 +62,15 @@ export function createWorkerPool(
         if (err instanceof Error && err.message === 'Task queue is at limit') {
           throw serviceError('queueFull');
         }
+        throw serviceError('workerFailed', err instanceof Error ? err.message : String(err));
+      }
+    },
+    async parse(task) {
+      if (piscina.queueSize >= config.maxQueue) throw serviceError('queueFull');
+      try {
+        return (await piscina.run(task)) as ParseResult;
+      } catch (err) {
+        if (err instanceof Error && err.message === 'Task queue is at limit') throw serviceError('queueFull');
         throw serviceError('workerFailed', err instanceof Error ? err.message : String(err));
       }
     },

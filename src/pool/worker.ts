@@ -2,6 +2,7 @@
 import { workerData } from 'node:worker_threads';
 import { loadWasmKernels } from '../kernels/wasm-kernels.js';
 import { executeTask } from '../kernels/execute-task.js';
+export { parseJsonTask } from './parse-json.js';
 import { GATE_HELD, GATE_OPEN, type Task, type TaskResult } from './protocol.js';
 
 const data = workerData as { memory: WebAssembly.Memory; faultGate: Int32Array | null };

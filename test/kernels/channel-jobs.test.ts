@@ -10,7 +10,7 @@ import { loadWasmKernels } from '../../src/kernels/wasm-kernels.js';
 import { allocateRowJob } from '../../src/jobs/allocate.js';
 import { allocateChannelJob } from '../../src/jobs/allocate-channels.js';
 import type { ChannelRequest, RowRequest } from '../../src/jobs/checked-request.js';
-import type { Job } from '../../src/jobs/job.js';
+import { COST, type Job } from '../../src/jobs/job.js';
 import { createTensorMemory } from '../../src/memory/tensor-memory.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import type { Task } from '../../src/pool/protocol.js';
@@ -108,8 +108,8 @@ describe('batchnorm jobs: the SIMD choice, from the request alone', () => {
     ['float32', 'bfloat16', true, false], ['float32', 'float64', true, false], ['float64', 'float32', false, false],
   ])('batchnorm training [6, 3, 5] %s → %s: statistics SIMD %s, output SIMD %s', (inDtype, outDtype, stats, apply) => {
     const { job } = batchnormJob({ shape: [6, 3, 5], channelAxis: 1, training: true, inDtype, outDtype });
-    expect(job.phases.map((p) => p.simd)).toEqual([stats, apply]);
-    expect(job.phases.map((p) => (p.task.kind === 'rows' ? null : p.task.simd))).toEqual([stats, apply]);
+    expect(job.phases.map((p) => p.cost === COST.simd)).toEqual([stats, apply]);
+    expect(job.phases.map((p) => (p.task.kind === 'channelStats' || p.task.kind === 'channelApply' ? p.task.simd : null))).toEqual([stats, apply]);
     slabs.release(job.slab);
   });
 });
@@ -185,7 +185,7 @@ describe('groupnorm jobs', () => {
         return job;
       };
       const job = run();
-      expect(job.phases[0].simd).toBe(outDtype !== 'float64');
+      expect(job.phases[0].cost === COST.simd).toBe(outDtype !== 'float64');
       const ref = referenceGroupnorm({
         x: values, shape, numGroups: 4, eps: 1e-5, weight: listOf(req.weight), bias: listOf(req.bias),
       });

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isServiceError } from '../../src/errors.js';
-import { parseOipJson } from '../../src/http/v2/oip-json.js';
+import { parseOipJson } from '../../src/codec/oip-json.js';
 
 const NAMES = new Map([[NaN, 'NaN'], [Infinity, 'Infinity'], [-Infinity, '-Infinity']]);
 

@@ -5,6 +5,7 @@ import { Packr } from 'msgpackr/pack';
 import { DTYPES } from '../../codec/dtype.js';
 import { outputPrefix } from '../../codec/msgpack-prefix.js';
 import { encodeTensor, type Encoding } from '../../codec/write-tensor.js';
+import type { AnswerPart } from '../../jobs/answer-text.js';
 import type { CheckedRequest } from '../../jobs/checked-request.js';
 import { directBytes, type Job } from '../../jobs/job.js';
 import type { AnswerFormat } from '../../jobs/pipeline.js';
@@ -24,9 +25,24 @@ function directPrefix(req: CheckedRequest, encoding: Encoding, batch: boolean): 
 }
 
 /** one body for the jobs: `{results: […]}` for a batch, else the one job's fields */
-function encodeResponse(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | string {
+function encodeResponse(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | AnswerPart[] {
   if (!batch && jobs[0].direct !== null) return directBytes(jobs[0]);
-  const results = jobs.map((job) => Object.fromEntries(job.outputs.map(([name, t]) => [name, encodeTensor(t, encoding, job.request.numpyForm)])));
-  const body = batch ? { results } : results[0];
-  return encoding === 'msgpack' ? packr.pack(body) : JSON.stringify(body);
+  if (encoding === 'json') return jsonParts(jobs, batch);
+  const results = jobs.map((job) => Object.fromEntries(job.outputs.map(([name, t]) => [name, encodeTensor(t, job.request.numpyForm)])));
+  return packr.pack(batch ? { results } : results[0]);
+}
+
+/** the JSON.stringify of the same body, its numbers left for writeAnswerText (non-finite ones as strings) */
+function jsonParts(jobs: Job[], batch: boolean): AnswerPart[] {
+  const parts: AnswerPart[] = [batch ? '{"results":[' : ''];
+  jobs.forEach((job, j) => {
+    parts.push(j > 0 ? ',{' : '{');
+    job.outputs.forEach(([name, t], i) => {
+      const head = JSON.stringify({ dtype: t.dtype, shape: t.shape });
+      parts.push(`${i > 0 ? ',' : ''}${JSON.stringify(name)}:${head.slice(0, -1)},"data":[`, { numbers: t, nonFinite: 'quoted' }, ']}');
+    });
+    parts.push('}');
+  });
+  if (batch) parts.push(']}');
+  return parts;
 }

@@ -2,6 +2,7 @@
 // operation of the table, and /v1/batch; its API keys, admission, body parsers and not-found answer.
 // A thin adapter: media types and Accept from the headers, the body's items into the engine's
 // pipeline, its answer out with Server-Timing.
+import { sendPayload } from '../send-payload.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Encoding } from '../../codec/write-tensor.js';
 import type { Engine } from '../../engine/engine.js';
@@ -48,7 +49,7 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
   const authenticate = authHook(engine);
   if (authenticate !== null) scope.addHook('onRequest', authenticate);
   registerErrorReplies(scope, serviceErrorBody);
-  registerBodyParsers(scope, config, engine.slabs);
+  registerBodyParsers(scope, config, engine.slabs, engine.pool);
   scope.decorateRequest('negotiated', null as unknown as Negotiated);
   const { admit, afterBody } = admissionHooks(scope, engine);
 
@@ -63,7 +64,7 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
       fault: config.faultInjection ? testFault(request) : null,
     });
     reply.header('server-timing', serverTiming({ ...timings, decode: request.parseMs + timings.decode }));
-    return reply.type(responseType).send(payload);
+    return sendPayload(reply.type(responseType), payload);
   }
 
   const hooks = { onRequest: [checkMediaTypes, admit], preValidation: afterBody };

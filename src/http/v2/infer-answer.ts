@@ -2,7 +2,8 @@
 // any output is binary, the JSON header then those outputs' bytes. When the one output is `output`
 // and binary, the header is written into the slab right before it and the answer goes out from there.
 import { DTYPES, type Dtype } from '../../codec/dtype.js';
-import { tensorBytes, tensorValues, type TensorOut } from '../../codec/write-tensor.js';
+import { tensorBytes, type TensorOut } from '../../codec/write-tensor.js';
+import type { AnswerPart } from '../../jobs/answer-text.js';
 import { serviceError } from '../../errors.js';
 import { producedOutputs, type CheckedRequest } from '../../jobs/checked-request.js';
 import { directBytes, type Job } from '../../jobs/job.js';
@@ -14,8 +15,9 @@ import { MODEL_VERSION } from './models.js';
 
 export interface OipAnswer {
   format: AnswerFormat;
-  /** once encoded: the JSON header's byte length when the answer is binary, else null */
-  headerLength: number | null;
+  /** once encoded: how many bytes of binary outputs end the answer (what precedes them is its JSON
+   *  header), or null when the answer is JSON alone */
+  binaryBytes: number | null;
 }
 
 interface Chosen { name: string; binary: boolean }
@@ -29,9 +31,10 @@ function choose(request: InferRequest, produced: string[]): Chosen[] {
   });
 }
 
-function envelope(modelName: string, request: InferRequest, outputs: string[]): string {
+/** the answer's JSON up to its first output */
+function envelopeHead(modelName: string, request: InferRequest): string {
   const head = JSON.stringify({ model_name: modelName, model_version: MODEL_VERSION, ...(request.id === undefined ? {} : { id: request.id }) });
-  return `${head.slice(0, -1)},"outputs":[${outputs.join(',')}]}`;
+  return `${head.slice(0, -1)},"outputs":[`;
 }
 
 /** a binary output's JSON: where its bytes are, not what they are */
@@ -40,35 +43,34 @@ function binaryOutputJson(name: string, dtype: Dtype, shape: number[]): string {
   return JSON.stringify({ name, datatype: DATATYPE_OF[dtype], shape, parameters: { binary_data_size: bytes } });
 }
 
-/** one output's JSON: its data inline (String() of a number is NaN / Infinity / -Infinity as OIP writes them) or its binary size */
-function outputJson(name: string, t: TensorOut, binary: boolean): string {
-  if (binary) return binaryOutputJson(name, t.dtype, t.shape);
+/** one output's JSON: its data inline (bare NaN / Infinity / -Infinity, as OIP writes them) or its binary size */
+function outputParts(name: string, t: TensorOut, binary: boolean): AnswerPart[] {
+  if (binary) return [binaryOutputJson(name, t.dtype, t.shape)];
   const meta = JSON.stringify({ name, datatype: DATATYPE_OF[t.dtype], shape: t.shape });
-  return `${meta.slice(0, -1)},"data":[${Array.prototype.join.call(tensorValues(t), ',')}]}`;
+  return [`${meta.slice(0, -1)},"data":[`, { numbers: t, nonFinite: 'bare' }, ']}'];
 }
 
 export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
   let chosen: Chosen[] = [];
   const answer: OipAnswer = {
-    headerLength: null,
+    binaryBytes: null,
     format: {
       prefix(req: CheckedRequest) {
         chosen = choose(request, producedOutputs(req));
         if (chosen.length !== 1 || chosen[0].name !== 'output' || !chosen[0].binary) return null;
-        const header = Buffer.from(envelope(modelName, request, [binaryOutputJson('output', req.outDtype, req.input.shape)]));
-        answer.headerLength = header.length;
-        return header;
+        answer.binaryBytes = req.input.size * DTYPES[req.outDtype].itemsize;
+        return Buffer.from(`${envelopeHead(modelName, request)}${binaryOutputJson('output', req.outDtype, req.input.shape)}]}`);
       },
       encode(jobs: Job[]) {
         const job = jobs[0];
         if (job.direct !== null) return directBytes(job);
         const tensors = new Map(job.outputs);
-        const header = envelope(modelName, request, chosen.map(({ name, binary }) => outputJson(name, tensors.get(name)!, binary)));
-        const binary = chosen.filter((c) => c.binary);
-        if (binary.length === 0) return header;
-        const head = Buffer.from(header);
-        answer.headerLength = head.length;
-        return Buffer.concat([head, ...binary.map(({ name }) => tensorBytes(tensors.get(name)!))]);
+        const parts: AnswerPart[] = [envelopeHead(modelName, request)];
+        chosen.forEach(({ name, binary }, i) => parts.push(...(i > 0 ? [','] : []), ...outputParts(name, tensors.get(name)!, binary)));
+        parts.push(']}');
+        const binary = chosen.filter((c) => c.binary).map(({ name }) => tensorBytes(tensors.get(name)!));
+        answer.binaryBytes = binary.length === 0 ? null : binary.reduce((sum, bytes) => sum + bytes.length, 0);
+        return [...parts, ...binary];
       },
     },
   };

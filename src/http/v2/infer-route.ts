@@ -1,6 +1,7 @@
 // POST /v2/models/{model}[/versions/1]/infer (OIP.md): the body is read into shared memory whatever
 // its Content-Type (the Python client sends none), the JSON header parsed, binary inputs viewed where
 // they lie; then the same checks, pipeline and kernels as /v1, and the answer in OIP's form.
+import { payloadBytes, sendPayload } from '../send-payload.js';
 import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Readable } from 'node:stream';
@@ -16,7 +17,8 @@ import { oipMessage } from './datatypes.js';
 import { oipAnswer } from './infer-answer.js';
 import { readInferRequest } from './infer-request.js';
 import { modelFor } from './models.js';
-import { parseOipJson } from './oip-json.js';
+import { oipJsonError } from '../../codec/oip-json.js';
+import { parseJsonBody } from '../parse-json-body.js';
 import { inferRequestDoc } from './openapi-routes.js';
 
 interface ModelParams { model: string; version?: string }
@@ -62,7 +64,9 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       const started = performance.now();
       const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
       const length = headerLength(request.headers['inference-header-content-length'], body.length);
-      const infer = readInferRequest(name, model, parseOipJson(body.toString('utf8', 0, length ?? body.length), length), length === null ? EMPTY : body.subarray(length));
+      const parsed = await parseJsonBody(engine.pool, body.subarray(0, length ?? body.length), 'oip');
+      if (!parsed.ok) throw oipJsonError(parsed.message, length);
+      const infer = readInferRequest(name, model, parsed.body, length === null ? EMPTY : body.subarray(length));
       try {
         const validate = validators[model.op];
         if (!validate(infer.body)) throw validationError(validate.errors as AjvError[]);
@@ -79,8 +83,9 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
           fault: config.faultInjection ? testFault(request) : null,
         });
         reply.header('server-timing', serverTiming({ ...timings, decode: parsedMs + timings.decode }));
-        if (answer.headerLength === null) return reply.type('application/json').send(payload);
-        return reply.type('application/octet-stream').header('inference-header-content-length', String(answer.headerLength)).send(payload);
+        if (answer.binaryBytes === null) return sendPayload(reply.type('application/json'), payload);
+        const header = payloadBytes(payload) - answer.binaryBytes;
+        return sendPayload(reply.type('application/octet-stream').header('inference-header-content-length', String(header)), payload);
       } catch (err) {
         // the /v1 checks name fields as /v1 does: say it in OIP's words
         if (isServiceError(err) && err.statusCode === 400) err.message = oipMessage(err.message, infer.shapes);

@@ -3,25 +3,35 @@
 // takes exactly that (JSON5 takes far more: comments, quotes, trailing commas), so a small linear
 // pass turns those tokens, outside strings only, into the strings "NaN", "Infinity", "-Infinity",
 // which the tensor reader takes as the same values, and JSON.parse does the rest.
-import { serviceError } from '../../errors.js';
+import { serviceError } from '../errors.js';
 
 const TOKENS = ['NaN', 'Infinity', '-Infinity'];
 
 /** `headerLength`: the Inference-Header-Content-Length that cut the text, named when it is not JSON */
 export function parseOipJson(text: string, headerLength: number | null = null): unknown {
-  const malformed = (err: unknown) => (headerLength === null
-    ? serviceError('bodyInvalid', (err as Error).message)
-    : serviceError('fieldInvalid', `Inference-Header-Content-Length ${headerLength}`, `the body's first ${headerLength} bytes are not one JSON object (${(err as Error).message})`));
+  const parsed = tryParseOipJson(text);
+  if ('error' in parsed) throw oipJsonError(parsed.error, headerLength);
+  return parsed.value;
+}
+
+/** the value, or JSON.parse's message (on a worker, where errors lose their fields crossing threads) */
+export function tryParseOipJson(text: string): { value: unknown } | { error: string } {
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text) };
   } catch (err) {
-    if (!/NaN|Infinity/.test(text)) throw malformed(err);
+    if (!/NaN|Infinity/.test(text)) return { error: (err as Error).message };
   }
   try {
-    return JSON.parse(quoteBareTokens(text));
+    return { value: JSON.parse(quoteBareTokens(text)) };
   } catch (err) {
-    throw malformed(err);
+    return { error: (err as Error).message };
   }
+}
+
+export function oipJsonError(message: string, headerLength: number | null): Error {
+  return headerLength === null
+    ? serviceError('bodyInvalid', message)
+    : serviceError('fieldInvalid', `Inference-Header-Content-Length ${headerLength}`, `the body's first ${headerLength} bytes are not one JSON object (${message})`);
 }
 
 /**
