@@ -1,4 +1,9 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// test/contention/ runs CPU hogs beside a server: vitest runs its files after every other file has
+// finished, one at a time, so the hogs starve no other test. Projects run in groups by
+// sequence.groupOrder, lowest first, each group once the one before has settled.
+const CONTENTION = 'test/contention/**';
 
 export default defineConfig({
   test: {
@@ -7,5 +12,9 @@ export default defineConfig({
       // tests import the main entry, which would switch it on for the app under test too
       MSGPACKR_NATIVE_ACCELERATION_DISABLED: 'true',
     },
+    projects: [
+      { extends: true, test: { name: 'suite', exclude: [...configDefaults.exclude, CONTENTION], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'contention', include: [`${CONTENTION}/*.test.ts`], maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

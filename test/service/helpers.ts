@@ -162,9 +162,9 @@ export const logged = (lines: string[], msg: string) =>
 
 /** spawns `node dist/server.js` as `npm start` does (its flags and environment) on 127.0.0.1, port 0
  *  (info logs unless told), finds its port in fastify's "Server listening at" line, and waits until
- *  /readyz answers 200 */
-export async function startServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, 'dist/server.js'], {
+ *  /readyz answers 200; `entry`: another script that listens the same way (a test's own launcher) */
+export async function startServer(env: Record<string, string>, readyTimeoutMs = 20_000, entry = 'dist/server.js'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...SERVICE_ENV, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
