@@ -25,7 +25,7 @@ export function createMetrics(pool: WorkerPool, slabs: TensorMemory, state: Serv
   const registers = [registry];
   /** a gauge read when /metrics is scraped */
   const gauge = (name: string, help: string, read: () => number) => new Gauge({ name, help, registers, collect() { this.set(read()); } });
-  gauge('norm_pool_queue_depth', 'tasks waiting for a worker thread', () => pool.piscina.queueSize);
+  gauge('norm_pool_queue_depth', 'tasks waiting for a worker thread', () => pool.queued);
   gauge('norm_pool_utilization', 'share of worker-thread capacity in use since start (0..1)', () => pool.piscina.utilization);
   gauge('norm_pool_workers', 'live worker threads', () => pool.piscina.threads.length);
   gauge('norm_tensor_memory_in_use_bytes', 'shared tensor memory held by requests', () => slabs.inUseBytes);

@@ -1,5 +1,7 @@
 // every request gets a lease on shared memory (memory/lease.ts) that its body and jobs take slabs
-// into; the lease ends when the answer has been written.
+// into; the lease ends when the answer has been written or the connection has gone ('close' comes
+// either way: fastify's onResponse does not run for an answer cut short, and an answer streamed
+// from shared memory would then keep its slabs).
 import type { FastifyInstance } from 'fastify';
 import { Lease } from '../memory/lease.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
@@ -12,13 +14,10 @@ declare module 'fastify' {
 
 export function registerLeases(app: FastifyInstance, slabs: TensorMemory): void {
   app.decorateRequest('lease', null as unknown as Lease);
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.lease = new Lease(slabs);
-    done();
-  });
-  app.addHook('onResponse', (request, _reply, done) => {
-    // null when an earlier onRequest hook (auth, overload) answered first
-    request.lease?.release();
+  app.addHook('onRequest', (request, reply, done) => {
+    const lease = new Lease(slabs);
+    request.lease = lease;
+    reply.raw.once('close', () => lease.release());
     done();
   });
 }

@@ -24,6 +24,10 @@ export type Payload = Buffer | string | Buffer[];
 /** values per block of text: each task writes whole blocks; small enough that a block's string is cheap */
 const BLOCK_VALUES = 4096;
 
+/** lists this short are written here, whatever INLINE_MAX_ELEMENTS says: ~0.2 ms, about a hop to a
+ *  worker (COST.text); a longer one is a job, which runJobs sends to the pool unless told otherwise */
+const INLINE_VALUES = 1024;
+
 interface TextJob extends Runnable {
   slab: Slab;
   text: Region;
@@ -38,7 +42,7 @@ export async function writeAnswerText(parts: AnswerPart[], ctx: TextContext, req
   const jobs: TextJob[] = [];
   const written = parts.map((part): string | Buffer | TextJob => {
     if (typeof part === 'string' || Buffer.isBuffer(part)) return part;
-    if (part.numbers.length * COST.text <= ctx.limits.inlineMaxElements) {
+    if (part.numbers.length <= INLINE_VALUES) {
       return numberText(part.numbers, 0, part.numbers.length, part.nonFinite);
     }
     const job = textJob(part, ctx.slabs, ctx.pool.workers);

@@ -2,7 +2,9 @@
 // text) and come out byte for byte as JSON.stringify / OIP's join would write the same values:
 // checked against the msgpack (or binary) answer to the same request, an encoder the text path never touches.
 import type { FastifyInstance } from 'fastify';
-import { describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, vi } from 'vitest';
 import { pack, unpack, useFreshApp } from '../helpers/http.js';
 import { bytesOf, randomValues, valuesFromBytes, type Dtype } from '../helpers/tensors.js';
 import { binaryBody, binaryInput, infer } from '../v2/oip.js';
@@ -96,5 +98,27 @@ describe('/v2 JSON outputs too long to write inline', () => {
     expect(text).toBe(`{"model_name":"layernorm","model_version":"1","outputs":[{"name":"output","datatype":"FP32","shape":[${rows},${n}],"data":[${expectedValues.join(',')}]},`
       + `{"name":"rstd","datatype":"FP32","shape":[${rows}],"parameters":{"binary_data_size":${rows * 4}}}]}`);
     expect(Number(mixed.headers['content-length'])).toBe(mixed.rawPayload.length);
+  });
+});
+
+describe('an answer cut short', () => {
+  it('a client that leaves while a long JSON answer is being sent: its slabs are given back', async () => {
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = ctx.app.server.address() as AddressInfo;
+    const inUse = async () => Number(/^norm_tensor_memory_in_use_bytes (\d+)/m.exec((await ctx.app.inject({ method: 'GET', url: '/metrics' })).body)![1]);
+    const body = pack({ input: { dtype: 'float32', shape: [256, 4096], data: bytesOf('float32', randomValues(8, 256 * 4096)) } });
+    // ~20 MB of text: far more than the socket buffers, so most of it is still to send when the client leaves
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`POST /v1/rmsnorm HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\nAccept: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body);
+      });
+      socket.once('data', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.on('error', reject);
+    });
+    await vi.waitFor(async () => expect(await inUse()).toBe(0), { timeout: 30_000, interval: 20 });
   });
 });
