@@ -1,6 +1,6 @@
 // the console table a load run prints as it goes and at the end.
 import type { LoopDelay } from './event-loop.js';
-import type { MixedFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
+import type { MixedFigures, RateFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
 
 const fmt = (v: number | null, digits = 2) => (v === null || !Number.isFinite(v) ? '–' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
@@ -11,7 +11,8 @@ const COLUMNS = ['scenario', 'target', 'req/s', 'MiB/s', 'p50 ms', 'p99 ms', 'no
 const checks = (r: { spotChecks: number; spotCheckFailures: number }) => (r.spotCheckFailures === 0 ? `${r.spotChecks} ok` : `${r.spotCheckFailures}/${r.spotChecks} FAILED`);
 const loop = (l: LoopDelay | null | undefined, digits = 0) => (l ? `${fmt(l.p50Ms, digits)}/${fmt(l.p99Ms, digits)}/${fmt(l.maxMs, digits)}` : '–');
 
-function line(id: string, target: string, r: RunFigures): string[] {
+/** one run's row under COLUMNS */
+export function line(id: string, target: string, r: RunFigures): string[] {
   return [
     id, target, fmt(r.rps, 1), fmt(r.mibPerS, 1), fmt(r.p50Ms), fmt(r.p99Ms), String(r.non2xx + r.errors + r.timeouts),
     fmt(ms(r.serverCpuPerReq), 3), fmt(ms(r.loadgenCpuPerReq), 3), fmt(r.loadgenCores),
@@ -26,6 +27,19 @@ export function rowsOf(f: ScenarioFigures): string[][] {
   if (f.floor !== null) rows.push(line(f.id, 'floor', f.floor));
   if (f.ratio !== null) rows.push(ratio('svc/echo', f.ratio));
   if (f.floorRatio !== null) rows.push(ratio('svc/floor', f.floorRatio));
+  return rows;
+}
+
+/** a rate scenario's runs (req/s is what was achieved) and the service's CPU per request ÷ the others' */
+export function pacedRowsOf(f: RateFigures): string[][] {
+  const id = f.id;
+  const ratio = (target: string, v: number | null) => [id, target, '', '', '', '', '', times(v), '', '', '', ''];
+  const rows = [line(id, f.logLevel === 'info' ? 'service (info)' : 'service', f.service)];
+  if (f.echo !== null) rows.push(line(id, 'echo', f.echo));
+  if (f.floor !== null) rows.push(line(id, 'floor', f.floor));
+  if (f.echo !== null) rows.push(ratio('svc/echo', f.echoCpuRatio));
+  if (f.floor !== null) rows.push(ratio('svc/floor', f.floorCpuRatio));
+  if (f.logLevel === 'info') rows.push(ratio('info/warn', f.warnCpuRatio));
   return rows;
 }
 
@@ -51,7 +65,11 @@ export function mixedSummary(m: MixedFigures): string {
 }
 
 export function table(rows: string[][]): string {
-  const all = [COLUMNS, ...rows];
-  const widths = COLUMNS.map((_, c) => Math.max(...all.map((r) => r[c].length)));
-  return all.map((r) => r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n');
+  return textTable([COLUMNS, ...rows]);
+}
+
+/** rows under their head, the first `left` columns left-aligned, the rest right-aligned */
+export function textTable(all: string[][], left = 2): string {
+  const widths = all[0].map((_, c) => Math.max(...all.map((r) => r[c].length)));
+  return all.map((r) => r.map((cell, c) => (c < left ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n');
 }

@@ -1,5 +1,5 @@
-// one measured run of a scenario against one server: autocannon's closed loop after a warm-up,
-// the server's CPU and event-loop delay over the window, then spot checks of its answers.
+// one measured run of a scenario against one server: autocannon's closed loop (or a fixed offered
+// rate) after a warm-up, the server's CPU and event-loop delay over the window, then spot checks.
 import { createRequire } from 'node:module';
 import autocannon, { type Instance } from 'autocannon';
 import { scrapeLoopDelay } from './event-loop.js';
@@ -16,6 +16,7 @@ if (typeof responseQueue.prototype.addBody === 'function') responseQueue.prototy
 const MIN_OK = 20; // a run too slow to give this many answers is extended, up to 3 × --duration
 export const SETTLE_MAX_MS = 15_000; // after a run, until the server's CPU is idle: runs must not overlap
 const BESIDE_MAX_S = 30; // a fixed-amount window lasts this long at most for the load beside it
+const SLICE_MS = 10; // a paced run's window in slices of this length: how evenly its answers came
 
 export interface Endpoint { target: Target; base: string; pid: number | null }
 
@@ -25,35 +26,49 @@ export function headers(sample: Sample, o: Options): Record<string, string> {
   return h;
 }
 
-export interface Cannon { ok: number; responses: number; non2xx: number; errors: number; timeouts: number; seconds: number; latencies: number[] }
+export interface Cannon {
+  ok: number; responses: number; non2xx: number; errors: number; timeouts: number; seconds: number; latencies: number[];
+  /** paced runs: the SLICE_MS slices of the run in which an answer came (0 otherwise) */
+  busySlices: number;
+}
 
-/** `duration` in s or a fixed `amount`; `prompt`: stop() takes effect within 50 ms, not at the next 1 s tick */
-export interface Run { duration?: number; amount?: number; prompt?: boolean }
+/**
+ * `duration` in s or a fixed `amount`; `prompt`: stop() takes effect within 50 ms, not at the next 1 s tick;
+ * `rate`: offered req/s over all connections (autocannon's overallRate). autocannon gives each connection
+ * floor(rate / connections), one more to the first rate % connections of them, and each connection
+ * sends its share back to back from the start of each second of its own 1 s timer, then waits for the
+ * next: the timers start together, so arrivals come as a burst at the start of every second, as fast
+ * as the server answers, and nothing until the next. With an `amount`, connections with the larger
+ * share finish first; with a duration the shares add up to the rate exactly.
+ */
+export interface Run { duration?: number; amount?: number; rate?: number; prompt?: boolean }
 
 export function startCannon(url: string, s: Scenario, sample: Sample, o: Options, run: Run): { instance: Instance; done: Promise<Cannon> } {
   const connections = o.connections ?? s.connections;
-  const { prompt, ...limits } = run; // autocannon refuses a limit given as undefined
+  const { prompt, rate, ...limits } = run; // autocannon refuses a limit given as undefined
   const latencies: number[] = [];
+  const slices = rate === undefined ? null : new Set<number>();
   let responses = 0;
   const started = performance.now();
   let instance!: Instance;
   const done = new Promise<Cannon>((resolvePromise, reject) => {
     instance = autocannon({
       url, method: 'POST', headers: headers(sample, o), body: sample.body,
-      connections, pipelining: 1, timeout: 60, ...limits,
+      connections, pipelining: 1, timeout: 60, ...limits, ...(rate === undefined ? {} : { overallRate: rate }),
       // results come at a sample tick: with a fixed amount, tick often so a run ends when it is done
       sampleInt: run.amount === undefined && prompt !== true ? 1000 : 50,
     }, (err, result) => {
       if (err) return reject(err);
       resolvePromise({
         ok: result['2xx'], responses, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
-        seconds: (performance.now() - started) / 1000, latencies,
+        seconds: (performance.now() - started) / 1000, latencies, busySlices: slices?.size ?? 0,
       });
     });
   });
   instance.on('response', (_client, status, _bytes, ms) => {
     responses++;
     if (status >= 200 && status < 300) latencies.push(ms);
+    slices?.add(Math.floor((performance.now() - started) / SLICE_MS));
   });
   return { instance, done };
 }
@@ -105,28 +120,33 @@ export interface Beside {
   close(): void;
 }
 
+/** `beside`: other load the window is taken beside; `rate`: offered req/s, warm-up and window alike */
+export interface How { beside?: Beside | null; rate?: number }
+
 /**
  * warm-up, then the measured window straight after it, so the server is in a steady state
  * at both ends of the window and its CPU time over the window belongs to the responses in it
  */
-export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options, beside: Beside | null = null): Promise<RunFigures> {
+export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options, how: How = {}): Promise<RunFigures> {
   const url = `${e.base}${s.path}`;
   const sample = samples[0];
   const fixed = o.short && o.duration === 0;
-  if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
+  const beside = how.beside ?? null;
+  const pace = how.rate === undefined ? {} : { rate: how.rate };
+  if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup, ...pace });
   await beside?.ready();
   if (e.target === 'service') await scrapeLoopDelay(e.base); // starts the window's histogram afresh
   beside?.open();
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
   const gen0 = process.cpuUsage();
-  const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [] };
+  const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [], busySlices: 0 };
   const more = () => (fixed
     ? beside !== null && beside.pending() && c.seconds < BESIDE_MAX_S
     : (c.ok < MIN_OK || beside?.pending() === true) && c.seconds < 3 * o.duration);
   do {
-    const r = await cannon(url, s, sample, o, fixed ? { amount: s.shortAmount } : { duration: o.duration });
+    const r = await cannon(url, s, sample, o, { ...(fixed ? { amount: s.shortAmount } : { duration: o.duration }), ...pace });
     c.ok += r.ok; c.responses += r.responses; c.non2xx += r.non2xx; c.errors += r.errors; c.timeouts += r.timeouts;
-    c.seconds += r.seconds;
+    c.seconds += r.seconds; c.busySlices += r.busySlices;
     for (const l of r.latencies) c.latencies.push(l);
   } while (more());
   const gen = process.cpuUsage(gen0);
@@ -147,5 +167,6 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
     loadgenCores: genSeconds / c.seconds,
     spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
     eventLoop,
+    ...(how.rate === undefined ? {} : { busyShare: Math.min(1, c.busySlices / Math.ceil((c.seconds * 1000) / SLICE_MS)) }),
   };
 }

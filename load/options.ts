@@ -5,13 +5,17 @@ import { parseArgs } from 'node:util';
 const HELP = `npm run load -- [options]
 
   --duration <s>     seconds per measured run (default 4; 19 scenarios × service, echo and floor,
-                     and rmsnorm/mixed's small requests alone and beside large JSON answers ≈ 4.5 min)
+                     rmsnorm/mixed's small requests alone and beside large JSON answers, then 8
+                     equal-rate runs × the three and 2 of the service at LOG_LEVEL=info ≈ 7 min)
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16
                      small beside 8 large)
   --short            CI mode: a fixed small number of requests per run, 2 connections, no warm-up
-  --only <a,b>       only scenarios whose id contains one of these, in that order (e.g. small,rmsnorm/large,mixed)
+  --only <a,b>       only scenarios whose id contains one of these, in that order (e.g. small,rmsnorm/large,mixed);
+                     equal-rate runs (after the others) are named like rmsnorm/small@2000 and
+                     rmsnorm/small@2000/info ('@' picks them all) and bring the saturated scenario
+                     they are judged against
   --url <base>       aim at a running deployment instead of spawning the service
   --echo-url <base>  with --url: an echo baseline already running (node dist-load/echo-server.js)
   --floor-url <base> with --url: a transport floor already running (node dist-load/floor-server.js)

@@ -61,12 +61,15 @@ export interface Runtime { node: string; startFlags: boolean }
 
 export const THIS_RUNTIME: Runtime = { node: process.execPath, startFlags: true };
 
-/** starts `node NODE_FLAGS script` with SERVICE_ENV, PORT and HOST set, resolves once GET /readyz answers 200 */
-export async function spawnServer(name: string, script: string, env: Record<string, string>, runtime: Runtime = THIS_RUNTIME): Promise<Spawned> {
+/**
+ * starts `node NODE_FLAGS script` with SERVICE_ENV, PORT and HOST set, resolves once GET /readyz answers 200;
+ * `stdout: 'ignore'` sends it to /dev/null (a request log: what making its lines costs, not reading them here)
+ */
+export async function spawnServer(name: string, script: string, env: Record<string, string>, runtime: Runtime = THIS_RUNTIME, stdout: 'pipe' | 'ignore' = 'pipe'): Promise<Spawned> {
   const port = await freePort();
   const child = spawn(runtime.node, [...(runtime.startFlags ? NODE_FLAGS : []), script], {
     env: { ...process.env, ...(runtime.startFlags ? SERVICE_ENV : {}), ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', stdout, 'pipe'],
   });
   running.add(child);
   let output = '';
@@ -85,7 +88,7 @@ export async function spawnServer(name: string, script: string, env: Record<stri
       }
     }
   };
-  child.stdout!.on('data', keep);
+  child.stdout?.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const base = `http://127.0.0.1:${port}`;

@@ -27,6 +27,8 @@ export interface RunFigures {
   firstFailure: string | null;
   /** the service's event-loop delay over the measured window (its /metrics); null for the baselines */
   eventLoop?: LoopDelay | null;
+  /** paced runs only: the share of the window's 10 ms slices in which an answer came (1 = answers all along) */
+  busyShare?: number;
 }
 
 export interface ScenarioFigures {
@@ -84,9 +86,53 @@ export interface MixedFigures {
   p50Ratio: number;
   p99Ratio: number;
   background: BackgroundFigures;
-  /** the load generator's own event-loop delay over the mixed window: what it adds to the small requests' times */
+  /** the event-loop delay of the process timing the small requests (the background runs in another), over the mixed window: what it adds to their times */
   loadgenLoop: LoopDelay;
 }
+
+/** an achieved rate further than this from the offered one is marked: the server or the generator did not keep up */
+export const ACHIEVED_TOLERANCE = 0.05;
+
+/** a run at a fixed offered rate (issue 24) */
+export interface PacedFigures extends RunFigures {
+  /** answers (any status) ÷ the window's seconds */
+  achievedRate: number;
+  busyShare: number;
+}
+
+export type Side = 'service' | 'echo' | 'floor';
+
+/** one scenario sent at one fixed offered rate to each server in turn (load/rates.ts) */
+export interface RateFigures {
+  /** e.g. `rmsnorm/small@2000`, `rmsnorm/small@2000/info` */
+  id: string;
+  /** the saturated scenario whose requests it sends, e.g. `rmsnorm/small` */
+  scenario: string;
+  label: string;
+  path: string;
+  connections: number;
+  /** offered req/s over all connections (autocannon's overallRate) */
+  rate: number;
+  /** the service's LOG_LEVEL; an `info` run measures that service alone */
+  logLevel: 'warn' | 'info';
+  service: PacedFigures;
+  echo: PacedFigures | null;
+  floor: PacedFigures | null;
+  /** each server's saturated req/s in the same run (an info run: the info service's own); null where not measured */
+  saturated: Record<Side, number | null>;
+  /** the servers whose saturated req/s is not above the rate (their figures at it are then meaningless); null in a short run */
+  notBelow: Side[] | null;
+  /** the servers whose achieved rate is more than ACHIEVED_TOLERANCE off the rate; null in a short run (one burst) */
+  offRate: Side[] | null;
+  /** service CPU per answer ÷ the echo's and the floor's at this rate */
+  echoCpuRatio: number | null;
+  floorCpuRatio: number | null;
+  /** an info run: service CPU per answer ÷ the same service's at warn, same rate and run */
+  warnCpuRatio: number | null;
+}
+
+/** the service at LOG_LEVEL=info, saturated: the rate its info runs must stay below */
+export interface InfoSaturatedFigures { scenario: string; service: RunFigures }
 
 /** the 1-minute load average when a run started and ended: how busy the shared machine was */
 export interface LoadAverage { start: number; end: number }
@@ -106,6 +152,9 @@ export interface LoadResults {
   scenarios: ScenarioFigures[];
   /** absent in runs from before the mixed scenario */
   mixed?: MixedFigures[];
+  /** absent in runs from before the equal-rate runs (issue 24) */
+  rates?: RateFigures[];
+  infoSaturated?: InfoSaturatedFigures[];
 }
 
 /** one kernel figure on one thread, as a share of a memory copy of the same bytes in the same run */

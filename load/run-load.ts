@@ -1,19 +1,22 @@
 // npm run load: every scenario against the service and two baselines, interleaved: the echo (fastify +
-// msgpackr, no compute) and the transport floor (node:http moving the same bytes). Figures as ratios
-// to both; responses spot-checked; load/results.json and RESULTS.md.
+// msgpackr, no compute) and the transport floor (node:http moving the same bytes); then the small
+// scenarios at equal offered rates (load/rates.ts). Figures as ratios to both; responses
+// spot-checked; load/results.json and RESULTS.md.
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mixedRowsOf, mixedSummary, rowsOf, table } from './console-table.js';
+import { mixedRowsOf, mixedSummary, pacedRowsOf, rowsOf, table, textTable } from './console-table.js';
 import { commandLine, machine } from './machine.js';
 import { measure, SETTLE_MAX_MS, type Endpoint } from './measure.js';
 import { measureMixed } from './mixed.js';
 import { options } from './options.js';
 import { killAll, spawnServer, type Spawned } from './processes.js';
+import { rateTable } from './rates-report.js';
+import { measureRates, rateScenarios } from './rates.js';
 import { writeReport } from './report.js';
 import type { LoadResults, MixedFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
-import { makeSample, scenarios, type Target } from './scenarios.js';
+import { makeSample, scenarios, type Scenario, type Target } from './scenarios.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // distinct bodies sent at once after each run (so a response holding another request's data
@@ -39,10 +42,20 @@ function snapshotService(dist: string): string {
 async function main(): Promise<number> {
   const o = options(ROOT);
   const list = scenarios(o.only);
-  if (list.length === 0) throw new Error(`--only ${o.only.join(',')} matches no scenario`);
+  const selected = rateScenarios(o.only);
+  // an info run needs a service of its own at LOG_LEVEL=info: none with --url
+  const rates = selected.filter((r) => r.logLevel === 'warn' || o.url === null);
+  if (rates.length < selected.length) process.stdout.write('load: with --url, no runs of the service at LOG_LEVEL=info\n');
+  if (list.length === 0 && rates.length === 0) throw new Error(`--only ${o.only.join(',')} matches no scenario`);
+  // a rate is judged against each server's saturated rate in the same run
+  for (const r of rates) {
+    if (list.some((s) => s.id === r.scenario.id)) continue;
+    list.push(r.scenario);
+    process.stdout.write(`load: ${r.id} is judged against ${r.scenario.id}'s saturated rates in the same run: added\n`);
+  }
   // a guard against a hang, not a schedule: every run at its longest, plus start-up
   const perRun = o.short && o.duration === 0 ? 5 : o.warmup + 3 * o.duration + SETTLE_MAX_MS / 1000 + 10;
-  const budgetMs = (list.length * 2 * perRun + 120) * 1000;
+  const budgetMs = ((list.length + rates.length) * 2 * perRun + 120) * 1000;
   setTimeout(() => {
     process.stderr.write(`load: over its ${Math.round(budgetMs / 1000)} s budget; stopping\n`);
     killAll();
@@ -55,6 +68,7 @@ async function main(): Promise<number> {
     let service: Endpoint;
     let echo: Endpoint | null;
     let floor: Endpoint | null;
+    let info: Endpoint | null = null;
     if (o.url !== null) {
       service = { target: 'service', base: o.url, pid: o.serverPid };
       echo = o.echoUrl === null ? null : { target: 'echo', base: o.echoUrl, pid: null };
@@ -63,8 +77,15 @@ async function main(): Promise<number> {
       const env: Record<string, string> = { LOG_LEVEL: 'warn' };
       if (o.workers !== null) env.WORKERS = o.workers;
       const runtime = { node: o.node, startFlags: o.startFlags };
-      const svc = await spawnServer('service', join(snapshotService(o.serviceDist ?? join(ROOT, 'dist')), 'dist', 'server.js'), env, runtime);
+      const script = join(snapshotService(o.serviceDist ?? join(ROOT, 'dist')), 'dist', 'server.js');
+      const svc = await spawnServer('service', script, env, runtime);
       spawned.push(svc);
+      if (rates.some((r) => r.logLevel === 'info')) {
+        // the service at its default log level, as npm start and the image run it; its log to /dev/null
+        const inf = await spawnServer('service-info', script, { ...env, LOG_LEVEL: 'info' }, runtime, 'ignore');
+        spawned.push(inf);
+        info = { target: 'service', base: inf.base, pid: inf.pid };
+      }
       const ech = await spawnServer('echo', join(ROOT, 'dist-load', 'echo-server.js'), {}, runtime);
       spawned.push(ech);
       const flo = await spawnServer('floor', join(ROOT, 'dist-load', 'floor-server.js'), {}, runtime);
@@ -75,13 +96,14 @@ async function main(): Promise<number> {
     }
     const how = o.short && o.duration === 0 ? 'short: a fixed number of requests per run' : `${o.duration} s per run after ${o.warmup} s warm-up`;
     const servers = o.url === null ? `; servers on node ${o.node}${o.startFlags ? '' : ' without the start-up flags'}` : '';
-    process.stdout.write(`load: ${list.length} scenarios, ${o.connections ?? 'per-scenario'} connections, ${how}${servers}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}\n`);
+    process.stdout.write(`load: ${list.length} scenarios and ${rates.length} at equal rates, ${o.connections ?? 'per-scenario'} connections, ${how}${servers}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}\n`);
 
     const figures: ScenarioFigures[] = [];
     const mixed: MixedFigures[] = [];
+    const samplesOf = (s: Scenario) => Array.from({ length: 1 + (o.short ? SPOT_CHECKS_SHORT : SPOT_CHECKS) }, (_, k) => makeSample(s, k));
     for (let i = 0; i < list.length; i++) {
       const s = list[i];
-      const samples = Array.from({ length: 1 + (o.short ? SPOT_CHECKS_SHORT : SPOT_CHECKS) }, (_, k) => makeSample(s, k));
+      const samples = samplesOf(s);
       if (s.beside !== null) {
         // the service only: what it is measured against is itself, alone
         const m = await measureMixed(service, s, samples, o);
@@ -107,6 +129,10 @@ async function main(): Promise<number> {
       process.stdout.write(`${table(rowsOf(f)).split('\n').slice(1).join('\n')}\n`);
     }
 
+    const paced = await measureRates(rates, { service, echo, floor, info }, figures, samplesOf, o, (f) => {
+      process.stdout.write(`${table(pacedRowsOf(f)).split('\n').slice(1).join('\n')}\n`);
+    });
+
     process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
     for (const m of mixed) process.stdout.write(mixedSummary(m));
     const results: LoadResults = {
@@ -120,7 +146,10 @@ async function main(): Promise<number> {
       },
       scenarios: figures,
       mixed,
+      rates: paced.rates,
+      infoSaturated: paced.infoSaturated,
     };
+    if (paced.rates.length > 0) process.stdout.write(`\nCPU per request at equal offered rates (cells service / echo / floor; ! marks a figure that voids the row)\n${textTable(rateTable(results), 1)}\n`);
     mkdirSync(o.out, { recursive: true });
     writeFileSync(join(o.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     await writeReport(o.out);
@@ -129,6 +158,8 @@ async function main(): Promise<number> {
     const checked = [
       ...figures.flatMap((f) => ([['service', f.service], ['echo', f.echo], ['floor', f.floor]] as const).map(([target, r]) => ({ id: f.id, target, r }))),
       ...mixed.flatMap((m) => ([['alone', m.alone], ['mixed', m.mixed], ['background', m.background]] as const).map(([target, r]) => ({ id: m.id, target, r }))),
+      ...paced.rates.flatMap((f) => ([['service', f.service], ['echo', f.echo], ['floor', f.floor]] as const).map(([target, r]) => ({ id: f.id, target, r }))),
+      ...paced.infoSaturated.map((f) => ({ id: `${f.scenario} saturated`, target: 'service at info', r: f.service })),
     ];
     const checks = checked.reduce((k, c) => k + (c.r?.spotChecks ?? 0), 0);
     const failed = checked.reduce((k, c) => k + (c.r?.spotCheckFailures ?? 0), 0);
@@ -136,6 +167,8 @@ async function main(): Promise<number> {
     const empty = [
       ...figures.filter((f) => f.service.ok === 0 || f.echo?.ok === 0 || f.floor?.ok === 0).map((f) => f.id),
       ...mixed.filter((m) => m.alone.ok === 0 || m.mixed.ok === 0).map((m) => m.id),
+      ...paced.rates.filter((f) => f.service.ok === 0 || f.echo?.ok === 0 || f.floor?.ok === 0).map((f) => f.id),
+      ...paced.infoSaturated.filter((f) => f.service.ok === 0).map((f) => `${f.scenario} saturated at info`),
     ];
     process.stdout.write(`spot checks: ${checks - failed} passed, ${failed} failed\n`);
     for (const c of checked) if (c.r?.firstFailure) process.stdout.write(`  ${c.id} ${c.target}: ${c.r.firstFailure}\n`);

@@ -8,12 +8,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rateScenarios } from '../../load/rates.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUN_TIMEOUT_MS = 90_000; // about 15 s each on an idle machine; shared CI machines are not idle
 const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'small-v2', 'medium-v2', 'large-v2', 'medium-bf16']
   .flatMap((name) => [`rmsnorm/${name}`, `layernorm/${name}`]).concat('batchnorm/train');
 const MIXED = ['rmsnorm/mixed'];
+// issue 24: the equal-rate runs, in run order
+const RATES = ['small@2000', 'small@2000/info', 'small@4000', 'small@4000/info', 'small-v2@2000', 'small-v2@4000',
+  'small-json@1000', 'small-json@2000', 'batch64@300', 'batch64@600'].map((r) => `rmsnorm/${r}`);
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
@@ -51,7 +55,7 @@ describe('load and bench instruments, short mode', () => {
     if (out !== undefined) await rm(out, { recursive: true, force: true });
   }, RUN_TIMEOUT_MS);
 
-  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 0 spot-check failures, report written', async () => {
+  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 10 equal-rate runs, 0 spot-check failures, report written', async () => {
     const r = await load;
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     for (const id of SCENARIOS) expect(r.stdout).toContain(id);
@@ -80,9 +84,35 @@ describe('load and bench instruments, short mode', () => {
       expect({ spotChecks: m.background.spotChecks, failures: m.background.spotCheckFailures, first: m.background.firstFailure }).toEqual({ spotChecks: 1, failures: 0, first: null });
       expect(m.mixed.eventLoop.maxMs, m.id).toBeGreaterThan(0);
     }
+    // each rate run sends its scenario at the offered rate to the three servers, an info run to the
+    // service at LOG_LEVEL=info alone; a short run judges neither its saturation nor its achieved rate
+    expect(results.rates.map((f: { id: string }) => f.id)).toEqual(RATES);
+    for (const f of results.rates) {
+      const info = f.id.endsWith('/info');
+      expect({ id: f.id, rate: f.rate, logLevel: f.logLevel, scenario: f.scenario, notBelow: f.notBelow, offRate: f.offRate })
+        .toEqual({ id: f.id, rate: Number(/@(\d+)/.exec(f.id)![1]), logLevel: info ? 'info' : 'warn', scenario: f.id.replace(/@.*$/, ''), notBelow: null, offRate: null });
+      const sides = info ? [f.service] : [f.service, f.echo, f.floor];
+      if (info) expect({ echo: f.echo, floor: f.floor }, f.id).toEqual({ echo: null, floor: null });
+      for (const side of sides) {
+        expect(side.ok, f.id).toBeGreaterThan(0);
+        expect({ id: f.id, failures: side.spotCheckFailures, first: side.firstFailure }).toEqual({ id: f.id, failures: 0, first: null });
+        expect(side.serverCpuPerReq, f.id).not.toBeNull();
+        expect(side.achievedRate, f.id).toBeGreaterThan(0);
+        expect(side.busyShare, f.id).toBeGreaterThan(0);
+        expect(side.busyShare, f.id).toBeLessThanOrEqual(1);
+      }
+      // the saturated rates it is judged against, from the same run (an info run: the info service's own)
+      for (const t of info ? ['service'] : ['service', 'echo', 'floor']) expect(f.saturated[t], `${f.id} ${t}`).toBeGreaterThan(0);
+      for (const key of ['echoCpuRatio', 'floorCpuRatio', 'warnCpuRatio']) expect(f, f.id).toHaveProperty(key);
+    }
+    expect(results.infoSaturated.map((s: { scenario: string; service: { ok: number; spotCheckFailures: number } }) => [s.scenario, s.service.ok > 0, s.service.spotCheckFailures]))
+      .toEqual([['rmsnorm/small', true, 0]]);
+    expect(r.stdout).toContain('CPU per request at equal offered rates');
     const md = readFileSync(join(out, 'load', 'RESULTS.md'), 'utf8');
     expect(md).toContain('(results.svg)');
     expect(md).toContain('## Small requests beside large JSON answers');
+    expect(md).toContain('## CPU per request at equal offered rates');
+    expect(md).toMatch(/\| rmsnorm\/small@2000\/info \|/);
     expect(md).toContain('CPUs (`nproc`)');
     expect(readFileSync(join(out, 'load', 'results.svg'), 'utf8')).toMatch(/^<svg[^>]*>[\s\S]*rmsnorm\/small[\s\S]*<\/svg>$/);
   }, RUN_TIMEOUT_MS);
@@ -106,4 +136,30 @@ describe('load and bench instruments, short mode', () => {
     for (const p of results.pool) expect(p.checkFailure).toBeNull();
     expect(existsSync(join(out, 'bench', 'RESULTS.md'))).toBe(true);
   }, RUN_TIMEOUT_MS);
+});
+
+describe('equal-rate scenarios, selected with --only', () => {
+  const ids = (only: string[]) => rateScenarios(only).map((r) => r.id);
+
+  it('all of them by default and with "@", in run order', () => {
+    expect(ids([])).toEqual(RATES);
+    expect(ids(['@'])).toEqual(RATES);
+  });
+
+  it('one id, a scenario name, or a rate', () => {
+    expect(ids(['rmsnorm/small-v2@2000'])).toEqual(['rmsnorm/small-v2@2000']);
+    expect(ids(['batch64'])).toEqual(['rmsnorm/batch64@300', 'rmsnorm/batch64@600']);
+    expect(ids(['@2000'])).toEqual(['rmsnorm/small@2000', 'rmsnorm/small@2000/info', 'rmsnorm/small-v2@2000', 'rmsnorm/small-json@2000']);
+  });
+
+  it('an info run brings the run at warn it is judged against', () => {
+    expect(ids(['info'])).toEqual(['rmsnorm/small@2000', 'rmsnorm/small@2000/info', 'rmsnorm/small@4000', 'rmsnorm/small@4000/info']);
+    expect(ids(['small@4000/info'])).toEqual(['rmsnorm/small@4000', 'rmsnorm/small@4000/info']);
+  });
+
+  it('offered rates and connections as issue 24 states them', () => {
+    expect(rateScenarios().map((r) => [r.id, r.rate, r.scenario.connections, r.logLevel])).toEqual(RATES.map((id) => [
+      id, Number(/@(\d+)/.exec(id)![1]), id.includes('batch64') ? 8 : 16, id.endsWith('/info') ? 'info' : 'warn',
+    ]));
+  });
 });

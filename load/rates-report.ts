@@ -1,0 +1,112 @@
+// the equal-rate runs' part of RESULTS.md and of the console (figures from rates.ts), and their targets (issue 24).
+import { n, tableMd, x } from './markdown.js';
+import type { Target } from './report.js';
+import { ACHIEVED_TOLERANCE, type LoadResults, type PacedFigures, type RateFigures, type RunFigures, type Side } from './results.js';
+
+// service CPU per answer ÷ the echo's at both rates, by scenario name; an info run ÷ the service at warn
+const ECHO_GOALS: Readonly<Record<string, number>> = { small: 1.25, 'small-v2': 1.25, 'small-json': 1.25, batch64: 1.5 };
+const WARN_GOAL = 1.1;
+
+interface Goal { against: 'echo' | 'warn'; max: number; ratio: number | null }
+
+function goalOf(f: RateFigures): Goal | null {
+  if (f.logLevel === 'info') return { against: 'warn', max: WARN_GOAL, ratio: f.warnCpuRatio };
+  const max = ECHO_GOALS[f.scenario.slice(f.scenario.indexOf('/') + 1)];
+  return max === undefined ? null : { against: 'echo', max, ratio: f.echoCpuRatio };
+}
+
+const sides = (list: Side[]) => list.join(', ');
+
+/** met, not met, or why the figure judges nothing: a short run, a rate not below a saturated rate, a rate not achieved */
+function verdict(f: RateFigures, load: LoadResults): { met: boolean | null; why: string } {
+  if (load.options.short) return { met: null, why: 'n/a (short run)' };
+  const twin = f.logLevel === 'info' ? (load.rates ?? []).find((w) => `${w.id}/info` === f.id) ?? null : null;
+  for (const g of [f, twin]) {
+    if (g === null) continue;
+    const who = g === twin ? ' (at warn)' : '';
+    if ((g.notBelow ?? []).length > 0) return { met: null, why: `n/a: not below the saturated rate of ${sides(g.notBelow!)}${who}` };
+    if ((g.offRate ?? []).length > 0) return { met: null, why: `n/a: rate not achieved by ${sides(g.offRate!)}${who}` };
+  }
+  const goal = goalOf(f);
+  if (goal === null || goal.ratio === null) return { met: null, why: 'n/a' };
+  return goal.ratio <= goal.max ? { met: true, why: 'met' } : { met: false, why: 'not met' };
+}
+
+export function rateTargets(load: LoadResults): Target[] {
+  return (load.rates ?? []).flatMap((f) => {
+    const goal = goalOf(f);
+    if (goal === null) return [];
+    const v = verdict(f, load);
+    return [{
+      what: `${f.id} server CPU/request ÷ ${goal.against === 'warn' ? 'the service at warn' : 'echo'}, at ${n(f.rate, 0)} req/s`,
+      goal: `≤ ${goal.max.toFixed(2)}×`, measured: v.met === null && v.why !== 'n/a (short run)' ? `${x(goal.ratio)} (${v.why})` : x(goal.ratio), met: v.met,
+    }];
+  });
+}
+
+const ms = (r: RunFigures | null | undefined) => (r === null || r === undefined || r.serverCpuPerReq === null ? null : r.serverCpuPerReq * 1000);
+const share = (v: number | undefined) => (v === undefined ? '–' : `${Math.round(100 * v)} %`);
+
+/** the figures of one row, each cell service / echo / floor (an info run: its service only) */
+function cells(f: RateFigures, load: LoadResults, mark: (s: string) => string) {
+  const runs: Array<[Side, PacedFigures | null]> = [['service', f.service], ['echo', f.echo], ['floor', f.floor]];
+  const shown = f.logLevel === 'info' ? runs.slice(0, 1) : runs;
+  const each = (cell: (side: Side, r: PacedFigures | null) => string) => shown.map(([side, r]) => cell(side, r)).join(' / ');
+  const saturatedRun = f.logLevel === 'info'
+    ? (load.infoSaturated ?? []).find((s) => s.scenario === f.scenario)?.service ?? null
+    : null;
+  const base = load.scenarios.find((s) => s.id === f.scenario) ?? null;
+  const saturatedCpu = f.logLevel === 'info' ? n(ms(saturatedRun), 3) : [base?.service, base?.echo, base?.floor].map((r) => n(ms(r), 3)).join(' / ');
+  const v = verdict(f, load);
+  const goal = goalOf(f);
+  const failed = shown.reduce((k, [, r]) => k + (r?.spotCheckFailures ?? 0), 0);
+  return {
+    achieved: each((side, r) => (r === null ? '–' : (f.offRate ?? []).includes(side) ? mark(n(r.achievedRate, 0)) : n(r.achievedRate, 0))),
+    busy: each((_, r) => share(r?.busyShare)),
+    saturated: each((side) => ((f.notBelow ?? []).includes(side) ? mark(n(f.saturated[side], 0)) : n(f.saturated[side], 0))),
+    cpu: each((_, r) => n(ms(r), 3)),
+    saturatedCpu,
+    saturatedRatio: f.logLevel === 'info' ? '–' : x(base?.ratio?.serverCpuPerReq),
+    goal: goal === null ? '–' : `≤ ${goal.max.toFixed(2)}× ${goal.against}`,
+    verdict: v,
+    checks: failed === 0 ? `${shown.reduce((k, [, r]) => k + (r?.spotChecks ?? 0), 0)} ok` : mark(`${failed} failed`),
+  };
+}
+
+export function rateSection(load: LoadResults): string {
+  const bold = (s: string) => `**${s}**`;
+  const rows = (load.rates ?? []).map((f) => {
+    const c = cells(f, load, bold);
+    return [
+      f.id, f.label, String(f.connections), n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, c.saturatedCpu,
+      x(f.echoCpuRatio), x(f.floorCpuRatio), x(f.warnCpuRatio), c.saturatedRatio, c.goal,
+      c.verdict.met === false ? bold(c.verdict.why) : c.verdict.why, c.checks,
+    ];
+  });
+  return [
+    '## CPU per request at equal offered rates (issue 24)',
+    '',
+    'Same run, after the saturated scenarios. Each row sends one scenario\'s requests to the service, the echo and the floor in turn (the first rotating from row to row) at the same offered rate, ' +
+      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. *CPU ms/req* is the server process's user+system time over the window ÷ its answers, *×echo*, *×floor* the service's ÷ theirs at that rate. ` +
+      '*Saturated* is each server\'s req/s and CPU in the closed-loop run of the same scenario above: the rate must be below all three; where it is not, the figure is in bold and the row judges nothing. ' +
+      `*Achieved* is answers ÷ the window's seconds, in bold when more than ${Math.round(100 * ACHIEVED_TOLERANCE)} % off the rate. ` +
+      '*Answered in* is the share of the window\'s 10 ms slices in which an answer came: autocannon sends each connection\'s share of a second back to back from the start of that second, then waits, ' +
+      'so the arrivals come as one burst a second, served at each server\'s own saturated pace; spread evenly they would read near 100 %. ' +
+      'The `/info` rows are a second service process at its default `LOG_LEVEL=info` (its log to /dev/null; its saturated figures its own), *×warn* its CPU per request ÷ the service\'s at warn at the same rate.',
+    '',
+    tableMd(
+      ['scenario', 'request', 'conns', 'offered req/s', 'achieved req/s', 'answered in', 'saturated req/s', 'CPU ms/req', 'saturated CPU ms/req', '×echo CPU', '×floor CPU', '×warn CPU', 'saturated ×echo CPU', 'goal', 'met', 'spot checks'],
+      rows,
+      [false, false, true, true, true, true, true, true, true, true, true, true, true, false, false, true],
+    ),
+  ].join('\n');
+}
+
+/** the console's table of the same figures */
+export function rateTable(load: LoadResults): string[][] {
+  const head = ['rate scenario', 'offered', 'achieved s/e/f', 'answered in', 'saturated req/s', 'CPU ms/req', '×echo', '×floor', '×warn', 'sat ×echo', 'goal', 'met'];
+  return [head, ...(load.rates ?? []).map((f) => {
+    const c = cells(f, load, (s) => `${s}!`);
+    return [f.id, n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, x(f.echoCpuRatio), x(f.floorCpuRatio), x(f.warnCpuRatio), c.saturatedRatio, c.goal, c.verdict.why];
+  })];
+}
