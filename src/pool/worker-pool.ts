@@ -33,7 +33,7 @@ export interface WorkerPool {
 
 interface Waiting {
   task: Task | ParseTask;
-  /** counted against MAX_QUEUE */
+  /** normalization work, counted against MAX_QUEUE; else bulk text work (a JSON body, an answer's text) */
   bounded: boolean;
   resolve(result: unknown): void;
   reject(err: unknown): void;
@@ -66,22 +66,34 @@ export function createWorkerPool(
   const waiting: Waiting[] = [];
   let waitingWork = 0; // the bounded ones
   let handedOver = 0;
+  let bulkHandedOver = 0;
+  // bulk text work runs on all workers but one: formatting 80 MB of JSON on every core would leave the
+  // main thread, which moves every request's bytes, waiting for a core (measured: the small requests'
+  // p99 beside large JSON answers, load/mixed.ts). Normalization work takes any free worker.
+  const bulkLimit = Math.max(1, config.workers - 1);
 
   function leave(entry: Waiting): void {
     waiting.splice(waiting.indexOf(entry), 1);
     if (entry.bounded) waitingWork--;
   }
 
+  /** the oldest waiting task that may start now: the oldest of all unless bulk work is at its limit */
+  function nextToRun(): Waiting | undefined {
+    return bulkHandedOver < bulkLimit ? waiting[0] : waiting.find((entry) => entry.bounded);
+  }
+
   /** hands waiting tasks to Piscina, oldest first, while a worker is free */
   function dispatch(): void {
-    while (handedOver < config.workers && waiting.length > 0) {
-      const next = waiting[0];
-      leave(next);
-      if (next.drop !== null) next.signal!.removeEventListener('abort', next.drop);
+    for (let next = nextToRun(); handedOver < config.workers && next !== undefined; next = nextToRun()) {
+      const entry = next;
+      leave(entry);
+      if (entry.drop !== null) entry.signal!.removeEventListener('abort', entry.drop);
       handedOver++;
-      piscina.run(next.task).then(next.resolve, (err: unknown) => next.reject(serviceError('workerFailed', err instanceof Error ? err.message : String(err))))
+      if (!entry.bounded) bulkHandedOver++;
+      piscina.run(entry.task).then(entry.resolve, (err: unknown) => entry.reject(serviceError('workerFailed', err instanceof Error ? err.message : String(err))))
         .finally(() => {
           handedOver--;
+          if (!entry.bounded) bulkHandedOver--;
           dispatch();
         });
     }
