@@ -1,19 +1,23 @@
 // the Prometheus metrics of one app instance (its own registry, so tests can build many apps).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ServiceState } from './engine/admission.js';
+import { CellCounter, CellHistogram } from './metric-cells.js';
 import type { TensorMemory } from './memory/tensor-memory.js';
 import type { WorkerPool } from './pool/worker-pool.js';
 
 export interface Metrics {
   registry: Registry;
-  requests: Counter<'method' | 'route' | 'status'>;
-  requestDuration: Histogram<'method' | 'route' | 'status'>;
-  rows: Counter<'op' | 'dtype'>;
-  elements: Counter<'op' | 'dtype'>;
-  bytes: Counter<'op' | 'dtype'>;
-  taskWait: Histogram;
-  taskRun: Histogram;
-  tasks: Counter<'outcome'>;
+  /** by method, route, status */
+  requests: CellCounter;
+  requestDuration: CellHistogram;
+  /** by op, dtype */
+  rows: CellCounter;
+  elements: CellCounter;
+  bytes: CellCounter;
+  taskWait: CellHistogram;
+  taskRun: CellHistogram;
+  /** by outcome */
+  tasks: CellCounter;
   workerRestarts: Counter;
 }
 
@@ -38,14 +42,14 @@ export function createMetrics(pool: WorkerPool, slabs: TensorMemory, state: Serv
   gauge('norm_tensor_memory_limit_bytes', 'the budget for tensor memory and arriving bodies together (MAX_TENSOR_MEMORY_BYTES)', () => slabs.limitBytes);
   return {
     registry,
-    requests: new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers }),
-    requestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request latency, by route and status', labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers }),
-    rows: new Counter({ name: 'norm_rows_total', help: 'rows normalized (a group of groupnorm, a channel of batchnorm), by op and input dtype', labelNames: ['op', 'dtype'], registers }),
-    elements: new Counter({ name: 'norm_elements_total', help: 'input elements normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
-    bytes: new Counter({ name: 'norm_bytes_total', help: 'input tensor bytes normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
-    taskWait: new Histogram({ name: 'norm_task_wait_seconds', help: 'time a pool task waited for a worker', buckets: SECONDS, registers }),
-    taskRun: new Histogram({ name: 'norm_task_run_seconds', help: 'time a task ran on a worker or inline', buckets: SECONDS, registers }),
-    tasks: new Counter({ name: 'norm_tasks_total', help: 'tasks by outcome: ok, failed, aborted (deadline or disconnect), rejected (queue full)', labelNames: ['outcome'], registers }),
+    requests: new CellCounter({ name: 'http_requests_total', help: 'HTTP requests answered, by route and status', labelNames: ['method', 'route', 'status'], registers }),
+    requestDuration: new CellHistogram({ name: 'http_request_duration_seconds', help: 'HTTP request latency, by route and status', labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers }),
+    rows: new CellCounter({ name: 'norm_rows_total', help: 'rows normalized (a group of groupnorm, a channel of batchnorm), by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    elements: new CellCounter({ name: 'norm_elements_total', help: 'input elements normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    bytes: new CellCounter({ name: 'norm_bytes_total', help: 'input tensor bytes normalized, by op and input dtype', labelNames: ['op', 'dtype'], registers }),
+    taskWait: new CellHistogram({ name: 'norm_task_wait_seconds', help: 'time a pool task waited for a worker', buckets: SECONDS, registers }),
+    taskRun: new CellHistogram({ name: 'norm_task_run_seconds', help: 'time a task ran on a worker or inline', buckets: SECONDS, registers }),
+    tasks: new CellCounter({ name: 'norm_tasks_total', help: 'tasks by outcome: ok, failed, aborted (deadline or disconnect), rejected (queue full)', labelNames: ['outcome'], registers }),
     workerRestarts: new Counter({ name: 'norm_worker_restarts_total', help: 'worker threads that died and were replaced', registers }),
   };
 }

@@ -75,9 +75,10 @@ export async function runPipeline(engine: PipelineResources, req: PipelineReques
   const jobTimings = await jobsDone(runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault }), req.lease);
   const runMs = performance.now() - runStarted;
   for (const item of checked) {
-    engine.metrics.rows.inc({ op: item.op, dtype: item.input.dtype }, rowCount(item));
-    engine.metrics.elements.inc({ op: item.op, dtype: item.input.dtype }, item.input.size);
-    engine.metrics.bytes.inc({ op: item.op, dtype: item.input.dtype }, item.input.size * DTYPES[item.input.dtype].itemsize);
+    const { op, input } = item;
+    engine.metrics.rows.cell(op, input.dtype).value += rowCount(item);
+    engine.metrics.elements.cell(op, input.dtype).value += input.size;
+    engine.metrics.bytes.cell(op, input.dtype).value += input.size * DTYPES[input.dtype].itemsize;
   }
   const queue = Math.max(0, ...jobTimings.map((t) => t.queueMs));
   const encodeStarted = performance.now();

@@ -127,7 +127,7 @@ function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | 
   if (units === 0) return { queueMs: 0, computeMs: 0 };
   if (ctx.cancellation.cancelled) {
     // dropped before it started (cancelled while its body arrived): still dropped work
-    ctx.metrics.tasks.inc({ outcome: 'aborted' });
+    ctx.metrics.tasks.cell('aborted').value++;
     return { queueMs: 0, computeMs: 0 };
   }
   // faults are injected on workers only: a crash inline would take the server down
@@ -161,23 +161,23 @@ async function runOnPool(task: Task, signal: AbortSignal, ctx: RunContext, submi
   try {
     return record(ctx.metrics, submittedAt, await ctx.pool.run(task, signal));
   } catch (err) {
-    ctx.metrics.tasks.inc({ outcome: (err as { code?: string }).code === 'NORM_ERR_OVERLOADED' ? 'rejected' : 'failed' });
+    ctx.metrics.tasks.cell((err as { code?: string }).code === 'NORM_ERR_OVERLOADED' ? 'rejected' : 'failed').value++;
     throw err;
   }
 }
 
 function record(metrics: Metrics, submittedAt: number, result: TaskResult): Done {
   if (!result.ok) {
-    metrics.tasks.inc({ outcome: 'failed' });
+    metrics.tasks.cell('failed').value++;
     throw serviceError('taskFailed', result.message);
   }
   if (result.skipped) {
-    metrics.tasks.inc({ outcome: 'aborted' });
+    metrics.tasks.cell('aborted').value++;
     return result;
   }
-  metrics.tasks.inc({ outcome: 'ok' });
-  metrics.taskWait.observe(Math.max(0, result.startedAt - submittedAt) / 1000);
-  metrics.taskRun.observe((result.finishedAt - result.startedAt) / 1000);
+  metrics.tasks.cell('ok').value++;
+  metrics.taskWait.cell().observe(Math.max(0, result.startedAt - submittedAt) / 1000);
+  metrics.taskRun.cell().observe((result.finishedAt - result.startedAt) / 1000);
   return result;
 }
 
