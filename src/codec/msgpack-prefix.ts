@@ -7,13 +7,30 @@ const packr = new Packr({ useRecords: false });
 const EMPTY = Buffer.alloc(0);
 const BIN32 = 0xc6;
 
+// the same few shapes come again and again (a model's hidden size): their header up to the bin32
+// length is kept, and only the length written per request. Bounded: cleared when full
+const heads = new Map<string, Buffer>();
+const MAX_HEADS = 256;
+
 export function outputPrefix(dtype: Dtype, shape: number[], byteLength: number): Buffer {
-  // packed with empty data, the body ends in that data's bin8 header `c4 00`: swap in a bin32 header
-  const head = packr.pack({ output: { dtype, shape, data: EMPTY } });
-  const cut = head.length - 2;
-  const prefix = Buffer.allocUnsafe(cut + 5);
-  head.copy(prefix, 0, 0, cut);
-  prefix[cut] = BIN32;
-  prefix.writeUInt32BE(byteLength, cut + 1);
+  const key = `${dtype}:${shape.join(',')}`;
+  let head = heads.get(key);
+  if (head === undefined) {
+    head = headOf(dtype, shape);
+    if (heads.size >= MAX_HEADS) heads.clear();
+    heads.set(key, head);
+  }
+  const prefix = Buffer.allocUnsafe(head.length + 4);
+  head.copy(prefix);
+  prefix.writeUInt32BE(byteLength, head.length);
   return prefix;
+}
+
+/** the body packed with empty data ends in that data's bin8 header `c4 00`: a bin32 type byte instead */
+function headOf(dtype: Dtype, shape: number[]): Buffer {
+  const packed = packr.pack({ output: { dtype, shape, data: EMPTY } });
+  const head = Buffer.alloc(packed.length - 1);
+  packed.copy(head, 0, 0, packed.length - 2);
+  head[head.length - 1] = BIN32;
+  return head;
 }
