@@ -48,7 +48,8 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
   return new Promise((resolve, reject) => {
     let received = 0;
     const finish = (err: Error | null) => {
-      clearTimeout(idle);
+      clearImmediate(arming);
+      if (idle !== null) clearTimeout(idle);
       if (slow !== null) clearTimeout(slow);
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
@@ -64,7 +65,6 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
       sink.abort();
       reject(err);
     };
-    const idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
     // the minimum rate (as mod_reqtimeout's MinRate): after the grace, a body must have come at
     // bodyMinBytesPerSecond on average, or it would hold its connection and memory for ever
     const startedAt = performance.now();
@@ -75,9 +75,16 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
       if (elapsedMs >= allowedMs) return finish(serviceError('bodyTooSlow', received, Math.round(elapsedMs), minRate, graceMs));
       slow = setTimeout(checkRate, allowedMs - elapsedMs);
     };
-    let slow: NodeJS.Timeout | null = minRate > 0 ? setTimeout(checkRate, graceMs) : null;
+    let idle: NodeJS.Timeout | null = null;
+    let slow: NodeJS.Timeout | null = null;
+    // a small body has usually arrived with its headers and ends before the event loop's next turn:
+    // the timers are armed only for a body still arriving then
+    const arming = setImmediate(() => {
+      idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
+      if (minRate > 0) slow = setTimeout(checkRate, Math.max(0, graceMs - (performance.now() - startedAt)));
+    });
     const onData = (chunk: Buffer) => {
-      idle.refresh();
+      idle?.refresh();
       if (received + chunk.length > limits.maxBodyBytes) return finish(serviceError('bodyTooLarge'));
       if (received + chunk.length > declared) return finish(serviceError('bodyLonger'));
       try {
