@@ -44,7 +44,7 @@ function logs() {
 }
 
 const inFlight = Array.from({ length: Number(count) }, (_, i) => openRequest(i));
-// the server logs each request as its headers arrive, just before admitting it
+// the server logs each request as its headers arrive, just before admitting it (at LOG_LEVEL=debug)
 const arrived = () => logs().split('\n').filter((l) => l.includes('incoming request') && l.includes('/v1/rmsnorm')).length;
 for (let i = 0; i < 100 && arrived() < inFlight.length; i++) await sleep(100);
 await sleep(200);

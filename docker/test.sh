@@ -225,7 +225,8 @@ contents=$($DOCKER run --rm --user 0 --entrypoint sh "$APP_IMAGE" -c \
 pass "image /app: dist, production node_modules, package.json; no sources, tests, dev dependencies or secrets"
 
 port=$(free_port)
-$DOCKER run -d --name "$SINGLE" --cpus 1 --read-only -p "127.0.0.1:$port:8080" "$APP_IMAGE" >/dev/null
+# LOG_LEVEL=debug: drain-check.mjs waits for the "incoming request" lines (debug) of its requests
+$DOCKER run -d --name "$SINGLE" --cpus 1 --read-only -e LOG_LEVEL=debug -p "127.0.0.1:$port:8080" "$APP_IMAGE" >/dev/null
 t0=$(date +%s.%N)
 for _ in $(seq 1 120); do
   status=$($DOCKER inspect -f '{{.State.Health.Status}}' "$SINGLE")

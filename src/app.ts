@@ -36,6 +36,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     // each (two lines per request at info cost a small request ~40 % more that way); pino flushes
     // the queue when the process exits
     logger: { level: config.logLevel, stream: pino.destination({ sync: false }) },
+    // one access line per request at its end (below), not fastify's two
+    disableRequestLogging: true,
     bodyLimit: config.maxBodyBytes,
     // draining is answered by admission, with a coded body and Retry-After
     return503OnClosing: false,
@@ -63,6 +65,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    request.log.debug({ req: request }, 'incoming request');
     done();
   });
   const { metrics } = engine;
@@ -71,6 +74,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     const status = String(reply.statusCode);
     metrics.requests.cell(request.method, route, status).value++;
     metrics.requestDuration.cell(request.method, route, status).observe(reply.elapsedTime / 1000);
+    // the access log: fastify's completion line, with the request's method and url in it
+    if (config.accessLog) request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     done();
   });
 

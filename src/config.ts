@@ -11,6 +11,8 @@ export interface Config {
   requestTimeoutMs: number;
   apiKeys: string[];
   logLevel: string;
+  /** one info line per answered request ('request completed'); false keeps errors and lifecycle lines only */
+  accessLog: boolean;
   /** tensors with at most this many elements are normalized on the main thread (SIMD kernels;
    *  the JS kernels, about 8× slower per element, get an eighth of it) */
   inlineMaxElements: number;
@@ -74,6 +76,7 @@ export const defaults: Readonly<Config> = Object.freeze({
   requestTimeoutMs: 30_000, // 30 s
   apiKeys: [],
   logLevel: 'info',
+  accessLog: true,
   // measured (scripts/measure-inline-threshold.mjs): a hop to a warm worker costs ~200 µs, the
   // SIMD kernel's work for ~170 Ki float32 elements, the JS kernels' for ~18 Ki
   inlineMaxElements: 128 * 1024,
@@ -97,6 +100,7 @@ const optionProperties = {
   requestTimeoutMs: { type: 'integer', minimum: 1 },
   apiKeys: { type: 'array', items: { type: 'string', minLength: 1 } },
   logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+  accessLog: { type: 'boolean' },
   inlineMaxElements: { type: 'integer', minimum: 0 },
   minTaskElements: { type: 'integer', minimum: 1 },
   bodyIdleTimeoutMs: { type: 'integer', minimum: 1 },
@@ -110,7 +114,7 @@ const optionProperties = {
 /** the environment variable of each option; tests-only options have none */
 const ENV_NAMES: Readonly<Partial<Record<keyof Config, string>>> = {
   port: 'PORT', host: 'HOST', workers: 'WORKERS', maxBodyBytes: 'MAX_BODY_BYTES', maxQueue: 'MAX_QUEUE',
-  requestTimeoutMs: 'REQUEST_TIMEOUT_MS', apiKeys: 'API_KEYS', logLevel: 'LOG_LEVEL',
+  requestTimeoutMs: 'REQUEST_TIMEOUT_MS', apiKeys: 'API_KEYS', logLevel: 'LOG_LEVEL', accessLog: 'ACCESS_LOG',
   inlineMaxElements: 'INLINE_MAX_ELEMENTS', minTaskElements: 'MIN_TASK_ELEMENTS',
   bodyIdleTimeoutMs: 'BODY_IDLE_TIMEOUT_MS', bodyMinRateGraceMs: 'BODY_MIN_RATE_GRACE_MS', bodyMinBytesPerSecond: 'BODY_MIN_BYTES_PER_S',
   headersTimeoutMs: 'HEADERS_TIMEOUT_MS', maxTensorMemoryBytes: 'MAX_TENSOR_MEMORY_BYTES',

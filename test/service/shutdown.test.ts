@@ -60,8 +60,8 @@ function tryNewConnection(url: string): Promise<{ error?: string; status?: numbe
 const SHUTTING_DOWN = { statusCode: 503, code: 'NORM_ERR_SHUTTING_DOWN', error: 'Service Unavailable', message: 'the server is shutting down; retry on another instance' };
 
 it('SIGTERM with large requests in flight: they finish with 200, new ones are refused, exit 0', async () => {
-  // info logs: "incoming request" says each request was admitted before SIGTERM is sent
-  server = await startServer({ WORKERS: '2', LOG_LEVEL: 'info', MAX_QUEUE: '16' });
+  // debug logs: "incoming request" says each request was admitted before SIGTERM is sent
+  server = await startServer({ WORKERS: '2', LOG_LEVEL: 'debug', MAX_QUEUE: '16' });
   const x = values(ROWS * N);
   const body = msgpackBody(x, [ROWS, N]);
   const half = body.length >> 1;
@@ -120,7 +120,7 @@ describe.each([
   { when: 'answered just before SIGTERM, on a kept-alive connection', keepAlive: true },
 ])('SIGTERM with a client slow to read an answer $when', ({ keepAlive }) => {
   it('the process exits only after the client has read it all', async () => {
-    server = await startServer({ WORKERS: '1', LOG_LEVEL: 'info' });
+    server = await startServer({ WORKERS: '1', LOG_LEVEL: 'debug' });
     const rows = 128;
     const x = values(rows * N);
     const body = msgpackBody(x, [rows, N]);
