@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { resolveConfig, type Config } from './config.js';
 import type { ServiceState } from './engine/admission.js';
 import { createEngine, type Engine } from './engine/engine.js';
+import { AccessLog } from './http/access-log.js';
 import { registerDocs } from './http/openapi/document.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerErrorReplies, serviceErrorBody } from './http/error-handler.js';
@@ -36,8 +37,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     // each (two lines per request at info cost a small request ~40 % more that way); pino flushes
     // the queue when the process exits
     logger: { level: config.logLevel, stream: pino.destination({ sync: false }) },
-    // one access line per request at its end (below), not fastify's two
-    disableRequestLogging: true,
+    // one access line per request at its end, not fastify's two
+    logController: new AccessLog(config.accessLog),
     bodyLimit: config.maxBodyBytes,
     // draining is answered by admission, with a coded body and Retry-After
     return503OnClosing: false,
@@ -65,7 +66,6 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    request.log.debug({ req: request }, 'incoming request');
     done();
   });
   const { metrics } = engine;
@@ -74,8 +74,6 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     const status = String(reply.statusCode);
     metrics.requests.cell(request.method, route, status).value++;
     metrics.requestDuration.cell(request.method, route, status).observe(reply.elapsedTime / 1000);
-    // the access log: fastify's completion line, with the request's method and url in it
-    if (config.accessLog) request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     done();
   });
 
