@@ -8,29 +8,39 @@ type Labels = Record<string, string | number>;
 /** prom-client's form: `le` in labels, the cell's labels shared after it */
 interface Value { labels: Labels; value: number; metricName?: string; sharedLabels?: Labels }
 
-/** cells by label values, in first-use order; `names` are the label names, in the values' order */
+/** cells by label values (at most three labels), in first-use order; `names` are the label names,
+ *  in the values' order. One Map per label: the values are mostly the same string objects each time
+ *  (a route, a method, an op), whose hashes V8 keeps, so finding a cell costs three lookups */
 class Cells<C> {
-  private readonly byKey = new Map<string, C>();
-  constructor(private readonly names: readonly string[], private readonly make: (labels: Labels) => C) {}
+  private readonly root = new Map<string, Map<string, Map<string, C>>>();
+  private readonly list: C[] = [];
+  constructor(private readonly names: readonly string[], private readonly make: (labels: Labels) => C) {
+    if (names.length > 3) throw new Error('at most three labels');
+  }
 
-  at(values: readonly string[]): C {
-    const key = values.length === 1 ? values[0] : values.join('\u0000');
-    let cell = this.byKey.get(key);
+  at(a = '', b = '', c = ''): C {
+    let byB = this.root.get(a);
+    if (byB === undefined) this.root.set(a, (byB = new Map()));
+    let byC = byB.get(b);
+    if (byC === undefined) byB.set(b, (byC = new Map()));
+    let cell = byC.get(c);
     if (cell === undefined) {
       const labels: Labels = {};
-      this.names.forEach((name, i) => { labels[name] = values[i]; });
+      [a, b, c].slice(0, this.names.length).forEach((value, i) => { labels[this.names[i]] = value; });
       cell = this.make(labels);
-      this.byKey.set(key, cell);
+      byC.set(c, cell);
+      this.list.push(cell);
     }
     return cell;
   }
 
-  all(): IterableIterator<C> {
-    return this.byKey.values();
+  all(): readonly C[] {
+    return this.list;
   }
 
   clear(): void {
-    this.byKey.clear();
+    this.root.clear();
+    this.list.length = 0;
   }
 }
 
@@ -49,17 +59,17 @@ export class CellCounter {
     this.name = config.name;
     this.help = config.help;
     this.cells = new Cells(config.labelNames ?? [], (labels) => ({ labels, value: 0 }));
-    if ((config.labelNames ?? []).length === 0) this.cells.at([]);
+    if ((config.labelNames ?? []).length === 0) this.cells.at();
     for (const registry of config.registers) registry.registerMetric(this as never);
   }
 
   /** the cell of these label values (in labelNames' order): add to its `value` */
-  cell(...values: string[]): CounterCell {
-    return this.cells.at(values);
+  cell(a?: string, b?: string, c?: string): CounterCell {
+    return this.cells.at(a, b, c);
   }
 
   get() {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.cells.all()].map(({ labels, value }): Value => ({ labels, value })) };
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.cells.all().map(({ labels, value }): Value => ({ labels, value })) };
   }
 
   reset(): void {
@@ -106,13 +116,13 @@ export class CellHistogram {
     this.bounds = [...config.buckets].sort((a, b) => a - b);
     this.cells = new Cells(config.labelNames ?? [], (labels) => new HistogramCell(labels, this.bounds));
     // as prom-client's: a histogram without labels shows its zeros before the first observation
-    if ((config.labelNames ?? []).length === 0) this.cells.at([]);
+    if ((config.labelNames ?? []).length === 0) this.cells.at();
     for (const registry of config.registers) registry.registerMetric(this as never);
   }
 
   /** the cell of these label values (in labelNames' order): observe into it */
-  cell(...values: string[]): HistogramCell {
-    return this.cells.at(values);
+  cell(a?: string, b?: string, c?: string): HistogramCell {
+    return this.cells.at(a, b, c);
   }
 
   get() {
