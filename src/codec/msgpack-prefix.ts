@@ -2,24 +2,17 @@
 // workers' output can sit right after them in shared memory and go out without being packed.
 import { Packr } from 'msgpackr/pack';
 import type { Dtype } from './dtype.js';
+import { KeptHeaders } from './kept-headers.js';
 
 const packr = new Packr({ useRecords: false });
 const EMPTY = Buffer.alloc(0);
 const BIN32 = 0xc6;
 
-// the same few shapes come again and again (a model's hidden size): their header up to the bin32
-// length is kept, and only the length written per request. Bounded: cleared when full
-const heads = new Map<string, Buffer>();
-const MAX_HEADS = 256;
+// the header up to the bin32 length is kept per dtype and shape; the length is written per request
+const heads = new KeptHeaders();
 
 export function outputPrefix(dtype: Dtype, shape: number[], byteLength: number): Buffer {
-  const key = `${dtype}:${shape.join(',')}`;
-  let head = heads.get(key);
-  if (head === undefined) {
-    head = headOf(dtype, shape);
-    if (heads.size >= MAX_HEADS) heads.clear();
-    heads.set(key, head);
-  }
+  const head = heads.get(`${dtype}:${shape.join(',')}`, () => headOf(dtype, shape));
   const prefix = Buffer.allocUnsafe(head.length + 4);
   head.copy(prefix);
   prefix.writeUInt32BE(byteLength, head.length);

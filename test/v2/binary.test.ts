@@ -323,3 +323,32 @@ describe('Content-Type is not consulted', () => {
     expectClose(readAnswer(res).outputs.get('output')!.values, simpleRef(), 'float32');
   });
 });
+
+// the header of a binary answer is kept per model, dtype and shape (codec/kept-headers.ts): each
+// answer still says its own model, id and shape, in any order of repeats
+describe('answer headers kept across requests', () => {
+  it('model, id and shape are each answer\'s own', async () => {
+    const cases = [
+      { model: 'rmsnorm', id: undefined, shape: [2, 4] },
+      { model: 'rmsnorm', id: 'first', shape: [2, 4] },
+      { model: 'rmsnorm', id: undefined, shape: [2, 4] },
+      { model: 'layernorm', id: undefined, shape: [2, 4] },
+      { model: 'rmsnorm', id: undefined, shape: [4, 2] },
+      { model: 'rmsnorm', id: 'second', shape: [4, 2] },
+      { model: 'rmsnorm', id: undefined, shape: [2, 4] },
+    ];
+    for (const { model, id, shape } of cases) {
+      const body = binaryBody({ ...(id === undefined ? {} : { id }), parameters: { binary_data_output: true } }, [binaryInput('input', 'FP32', shape, VALUES)]);
+      const res = await send(model, body);
+      expect(res.statusCode, res.body).toBe(200);
+      const headerLength = Number(res.headers['inference-header-content-length']);
+      const header = JSON.parse(res.rawPayload.subarray(0, headerLength).toString());
+      expect(header).toEqual({
+        model_name: model, model_version: '1', ...(id === undefined ? {} : { id }),
+        outputs: [{ name: 'output', datatype: 'FP32', shape, parameters: { binary_data_size: 32 } }],
+      });
+      const expected = reference({ op: model as 'rmsnorm' | 'layernorm', dtype: 'float32', shape, values: VALUES }).output;
+      expectClose(readAnswer(res).outputs.get('output')!.values, expected, 'float32');
+    }
+  });
+});

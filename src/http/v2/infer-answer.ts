@@ -2,6 +2,7 @@
 // any output is binary, the JSON header then those outputs' bytes. When the one output is `output`
 // and binary, the header is written into the slab right before it and the answer goes out from there.
 import { DTYPES, type Dtype } from '../../codec/dtype.js';
+import { KeptHeaders } from '../../codec/kept-headers.js';
 import { tensorBytes, type TensorOut } from '../../codec/write-tensor.js';
 import type { AnswerPart } from '../../jobs/answer-text.js';
 import { serviceError } from '../../errors.js';
@@ -50,6 +51,15 @@ function outputParts(name: string, t: TensorOut, binary: boolean): AnswerPart[] 
   return [`${meta.slice(0, -1)},"data":[`, { numbers: t, nonFinite: 'bare' }, ']}'];
 }
 
+// the header of an answer whose one binary output goes out from the slab, per model, dtype and shape
+// (not kept when the request has an id: the answer repeats it)
+const directHeaders = new KeptHeaders();
+
+function directHeader(modelName: string, request: InferRequest, dtype: Dtype, shape: number[]): Buffer {
+  const make = () => Buffer.from(`${envelopeHead(modelName, request)}${binaryOutputJson('output', dtype, shape)}]}`);
+  return request.id === undefined ? directHeaders.get(`${modelName}\0${dtype}\0${shape.join(',')}`, make) : make();
+}
+
 export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
   let chosen: Chosen[] = [];
   const answer: OipAnswer = {
@@ -59,7 +69,7 @@ export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
         chosen = choose(request, producedOutputs(req));
         if (chosen.length !== 1 || chosen[0].name !== 'output' || !chosen[0].binary) return null;
         answer.binaryBytes = req.input.size * DTYPES[req.outDtype].itemsize;
-        return Buffer.from(`${envelopeHead(modelName, request)}${binaryOutputJson('output', req.outDtype, req.input.shape)}]}`);
+        return directHeader(modelName, request, req.outDtype, req.input.shape);
       },
       encode(jobs: Job[]) {
         const job = jobs[0];
