@@ -27,7 +27,8 @@ export interface Engine {
   /** with faultInjection: where tasks with the `hold` fault wait (pool/protocol.ts); else null */
   readonly faultGate: Int32Array | null;
   readiness(): Readiness;
-  run(request: PipelineRequest): Promise<PipelineResult>;
+  /** the answer at once when it was computed inline (jobs/pipeline.ts), else a promise of it */
+  run(request: PipelineRequest): PipelineResult | Promise<PipelineResult>;
   close(): Promise<void>;
 }
 

@@ -37,8 +37,9 @@ interface TextJob extends Runnable {
 
 export type TextContext = Omit<RunContext, 'cancellation' | 'fault'> & { slabs: TensorMemory };
 
-/** the parts as one payload: numbers written inline when few, else by the workers (a 504 if the request is dropped meanwhile) */
-export async function writeAnswerText(parts: AnswerPart[], ctx: TextContext, req: { lease: Lease; cancellation: Cancellation }): Promise<Payload> {
+/** the parts as one payload: numbers written inline when few (then at once, no promise), else by the
+ *  workers (a 504 if the request is dropped meanwhile) */
+export function writeAnswerText(parts: AnswerPart[], ctx: TextContext, req: { lease: Lease; cancellation: Cancellation }): Payload | Promise<Payload> {
   const jobs: TextJob[] = [];
   const written = parts.map((part): string | Buffer | TextJob => {
     if (typeof part === 'string' || Buffer.isBuffer(part)) return part;
@@ -52,8 +53,7 @@ export async function writeAnswerText(parts: AnswerPart[], ctx: TextContext, req
   });
   if (jobs.length === 0) return joined(written as (string | Buffer)[]);
   // faults are for the normalization's tasks: the tests hold those, not these
-  await jobsDone(runJobs(jobs, { ...ctx, cancellation: req.cancellation, fault: null }), req.lease);
-  return pieces(written);
+  return jobsDone(runJobs(jobs, { ...ctx, cancellation: req.cancellation, fault: null }), req.lease).then(() => pieces(written));
 }
 
 /** a slab for a list's text at worst-case length, its spans, and the one phase that writes it */

@@ -15,7 +15,7 @@ import { allocateChannelJob } from './allocate-channels.js';
 import { rowCount, type CheckedRequest } from './checked-request.js';
 import type { Job } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
-import { jobsDone, runJobs } from './run.js';
+import { jobsDone, runJobs, type JobTiming } from './run.js';
 import { writeAnswerText, type AnswerPart, type Payload } from './answer-text.js';
 
 /** what the pipeline runs on: the engine's (engine/engine.ts) */
@@ -60,7 +60,9 @@ export interface Timings { decode: number; queue: number; compute: number; encod
 
 export interface PipelineResult { payload: Payload; timings: Timings }
 
-export async function runPipeline(engine: PipelineResources, req: PipelineRequest): Promise<PipelineResult> {
+/** the answer at once when every job was computed inline and its text is short (the common small
+ *  request: no promise, no microtask), else a promise of it */
+export function runPipeline(engine: PipelineResources, req: PipelineRequest): PipelineResult | Promise<PipelineResult> {
   const started = performance.now();
   // every item is checked before any memory is taken: an invalid batch computes nothing
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
@@ -72,7 +74,14 @@ export async function runPipeline(engine: PipelineResources, req: PipelineReques
     jobs.push(job);
   }
   const runStarted = performance.now();
-  const jobTimings = await jobsDone(runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault }), req.lease);
+  const run = runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault });
+  const answer = (jobTimings: JobTiming[]) => encodeAnswer(engine, req, checked, jobs, jobTimings, runStarted - started, runStarted);
+  return run.inline !== null ? answer(run.inline) : jobsDone(run, req.lease).then(answer);
+}
+
+function encodeAnswer(
+  engine: PipelineResources, req: PipelineRequest, checked: CheckedRequest[], jobs: Job[], jobTimings: JobTiming[], decode: number, runStarted: number,
+): PipelineResult | Promise<PipelineResult> {
   const runMs = performance.now() - runStarted;
   for (const item of checked) {
     const { op, input } = item;
@@ -80,14 +89,14 @@ export async function runPipeline(engine: PipelineResources, req: PipelineReques
     engine.metrics.elements.cell(op, input.dtype).value += input.size;
     engine.metrics.bytes.cell(op, input.dtype).value += input.size * DTYPES[input.dtype].itemsize;
   }
-  const queue = Math.max(0, ...jobTimings.map((t) => t.queueMs));
+  let queue = 0;
+  for (const t of jobTimings) queue = Math.max(queue, t.queueMs);
   const encodeStarted = performance.now();
+  const timings = (): Timings => ({ decode, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted });
   const encoded = req.answer.encode(jobs);
-  const payload = Array.isArray(encoded) ? await writeAnswerText(encoded, engine, req) : encoded;
-  return {
-    payload,
-    timings: { decode: runStarted - started, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted },
-  };
+  if (!Array.isArray(encoded)) return { payload: encoded, timings: timings() };
+  const text = writeAnswerText(encoded, engine, req);
+  return text instanceof Promise ? text.then((payload) => ({ payload, timings: timings() })) : { payload: text, timings: timings() };
 }
 
 function allocateJob(engine: PipelineResources, req: CheckedRequest, prefix: Buffer | null): Job {

@@ -40,7 +40,14 @@ const SETTLED = Promise.resolve();
  * as ctx.cancellation fires (then queued tasks are told to do nothing). `settled` resolves once no task
  * can touch the jobs' memory any more: only then may their slabs be reused.
  */
-export function runJobs(jobs: Runnable[], ctx: RunContext): { result: Promise<JobTiming[]>; settled: Promise<void> } {
+export interface JobsRun {
+  result: Promise<JobTiming[]>;
+  settled: Promise<void>;
+  /** the timings when every job was computed inline, here and now: nothing to wait for */
+  inline: JobTiming[] | null;
+}
+
+export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
   const queued: Queued = [];
   const started = jobs.map((job) => {
     try {
@@ -51,7 +58,7 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): { result: Promise<Jo
   });
   // every job was computed inline, here and now: no promise per job
   if (!ctx.cancellation.cancelled && !started.some((s) => s instanceof Promise)) {
-    return { result: Promise.resolve(started as JobTiming[]), settled: SETTLED };
+    return { result: Promise.resolve(started as JobTiming[]), settled: SETTLED, inline: started as JobTiming[] };
   }
   const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));
   const settled = work.then(() => undefined, () => undefined);
@@ -66,12 +73,12 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): { result: Promise<Jo
     });
     work.then(resolve, reject).finally(() => ctx.cancellation.onCancel(null));
   });
-  return { result, settled };
+  return { result, settled, inline: null };
 }
 
 /** the jobs' timings; a 504 when they were dropped, their slabs (the lease's) given back only once
  *  no started task can touch them */
-export async function jobsDone(run: ReturnType<typeof runJobs>, lease: Lease): Promise<JobTiming[]> {
+export async function jobsDone(run: JobsRun, lease: Lease): Promise<JobTiming[]> {
   try {
     return await run.result;
   } catch (err) {

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Encoding } from '../../codec/write-tensor.js';
 import type { Engine } from '../../engine/engine.js';
 import { serviceError } from '../../errors.js';
-import type { PipelineItem } from '../../jobs/pipeline.js';
+import type { PipelineItem, PipelineResult } from '../../jobs/pipeline.js';
 import { OP_NAMES, type OpName } from '../../ops/registry.js';
 import { admissionHooks } from '../admission-hook.js';
 import { authHook } from '../auth-hook.js';
@@ -53,9 +53,11 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
   scope.decorateRequest('negotiated', null as unknown as Negotiated);
   const { admit, afterBody } = admissionHooks(scope, engine);
 
-  async function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean) {
+  /** answers at once when the pipeline did (the handler then returns nothing, as fastify wants of a
+   *  handler that has sent), else returns the promise of the answer */
+  function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean): Promise<FastifyReply> | undefined {
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
-    const { payload, timings } = await engine.run({
+    const result = engine.run({
       items,
       fromJson: requestEncoding === 'json',
       answer: v1Answer(responseEncoding, batch),
@@ -63,8 +65,13 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
       cancellation: request.cancellation,
       fault: config.faultInjection ? testFault(request) : null,
     });
-    reply.header('server-timing', serverTiming({ ...timings, decode: request.parseMs + timings.decode }));
-    return sendPayload(reply.type(responseType), payload);
+    const send = ({ payload, timings }: PipelineResult) => {
+      reply.header('server-timing', serverTiming({ ...timings, decode: request.parseMs + timings.decode }));
+      return sendPayload(reply.type(responseType), payload);
+    };
+    if (result instanceof Promise) return result.then(send);
+    send(result);
+    return undefined;
   }
 
   const hooks = { onRequest: [checkMediaTypes, admit], preValidation: afterBody };
