@@ -29,14 +29,18 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 200;
 
 export async function buildApp(options: Partial<Config> = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
+  // log lines are written asynchronously, in batches of LOG_BATCH_BYTES or every LOG_FLUSH_MS,
+  // not as a blocking write each (a line per request at info cost a small request ~40 % more
+  // that way); pino writes what is left when the process exits
+  const logStream = pino.destination({ sync: false, minLength: LOG_BATCH_BYTES });
+  const logFlush = setInterval(() => logStream.flush(), LOG_FLUSH_MS).unref();
   const app = Fastify({
-    // written asynchronously: lines queue in memory and go out in batches, not as a blocking write
-    // each (two lines per request at info cost a small request ~40 % more that way); pino flushes
-    // the queue when the process exits
-    logger: { level: config.logLevel, stream: pino.destination({ sync: false }) },
+    logger: { level: config.logLevel, stream: logStream },
     // one access line per request at its end, not fastify's two
     logController: new AccessLog(config.accessLog),
     bodyLimit: config.maxBodyBytes,
@@ -62,7 +66,11 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   app.decorate('engine', engine);
   app.decorate('service', engine.state);
   app.decorate('faultGate', engine.faultGate);
-  app.addHook('onClose', () => engine.close());
+  app.addHook('onClose', () => {
+    clearInterval(logFlush);
+    logStream.flush();
+    return engine.close();
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
