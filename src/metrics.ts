@@ -34,7 +34,6 @@ export function createMetrics(pool: WorkerPool, slabs: TensorMemory, state: Serv
   gauge('norm_pool_workers', 'live worker threads', () => pool.piscina.threads.length);
   gauge('norm_tensor_memory_in_use_bytes', 'shared tensor memory held by requests', () => slabs.inUseBytes);
   gauge('norm_tensor_memory_reserved_bytes', 'shared tensor memory grown so far: in use or free for reuse', () => slabs.reservedBytes);
-  gauge('norm_body_memory_held_bytes', 'ordinary memory held by request bodies still arriving', () => slabs.chargedBytes);
   if (state !== null) {
     gauge('norm_requests_working', 'requests holding a work slot (MAX_QUEUE + WORKERS at most): body in, answer not yet written', () => state.inFlight);
     gauge('norm_requests_receiving', 'requests admitted and still receiving their bodies (they hold no work slot)', () => state.receiving);

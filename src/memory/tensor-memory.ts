@@ -7,9 +7,9 @@ import { BlockAllocator, GRANULE } from './block-allocator.js';
 // shrinks; growing it costs milliseconds, a reused range nothing. Slabs hold stale bytes: every user
 // writes before it reads.
 //
-// One budget, `limitBytes`, bounds everything requests hold: slabs, and the ordinary memory a body
-// holds while it arrives (its socket chunks, `charge`). Past it, the request gets a 503 instead of the
-// process outgrowing its container.
+// One budget, `limitBytes`, bounds everything requests hold: their slabs (bodies are read into slabs
+// as they arrive, JSON ones too). Past it, the request gets a 503 instead of the process outgrowing
+// its container.
 
 const PAGE = 64 * 1024; // wasm page
 /** wasm32 addresses end at 4 GiB; one page short of it, so a kernel's end pointer never wraps to 0 */
@@ -34,18 +34,12 @@ export interface TensorMemory {
   grow(slab: Slab, bytes: number, keep: number): Slab;
   /** give a slab back once nothing (no worker, no socket write) can touch it again */
   release(slab: Slab): void;
-  /** charges `bytes` of ordinary memory a request holds (a body's socket chunks) to the budget; throws like acquire */
-  charge(bytes: number): void;
-  /** gives back what charge counted */
-  refund(bytes: number): void;
-  /** the budget: slabs in use plus bytes charged never exceed it */
+  /** the budget: slabs in use never exceed it */
   readonly limitBytes: number;
   /** bytes of the shared memory grown so far (in use or free for reuse) */
   readonly reservedBytes: number;
   /** bytes of the slabs handed out and not yet given back */
   readonly inUseBytes: number;
-  /** ordinary bytes charged for requests (bodies still arriving) */
-  readonly chargedBytes: number;
 }
 
 export function createTensorMemory(limitBytes: number): TensorMemory {
@@ -54,8 +48,6 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
   const allocator = new BlockAllocator(GRANULE, GRANULE + limit);
   const maximum = Math.ceil((GRANULE + limit) / PAGE);
   const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
-  let charged = 0;
-  const fits = (bytes: number) => allocator.inUseBytes + charged + bytes <= limit;
   /** grows the memory to cover [0, end); false when the system refuses the pages */
   const cover = (end: number): boolean => {
     const have = memory.buffer.byteLength;
@@ -73,9 +65,8 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
     acquire(bytes) {
       const block = allocator.allocate(bytes);
       if (block === null) throw serviceError('memoryExhausted');
-      // the block fits the memory, but may not the budget (bytes charged for arriving bodies count too)
-      // or the system (pages refused: as full as the budget)
-      if (!fits(0) || !cover(block.offset + block.size)) {
+      // the allocator's range is the budget; the system may still refuse the pages (as full as the budget)
+      if (!cover(block.offset + block.size)) {
         allocator.release(block.offset);
         throw serviceError('memoryExhausted');
       }
@@ -85,7 +76,7 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
       if (bytes <= slab.size) return slab;
       // pages first, so a grown block is always covered (growing the memory past a block that then
       // cannot extend costs address space only: untouched pages are not resident)
-      if (fits(bytes - slab.size) && cover(slab.offset + bytes + GRANULE)) {
+      if (cover(slab.offset + bytes + GRANULE)) {
         const size = allocator.extend(slab.offset, bytes);
         if (size !== null) return slabAt(slab.offset, size);
       }
@@ -97,22 +88,12 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
     release(slab) {
       allocator.release(slab.offset);
     },
-    charge(bytes) {
-      if (!fits(bytes)) throw serviceError('memoryExhausted');
-      charged += bytes;
-    },
-    refund(bytes) {
-      charged -= bytes;
-    },
     limitBytes: limit,
     get reservedBytes() {
       return memory.buffer.byteLength;
     },
     get inUseBytes() {
       return allocator.inUseBytes;
-    },
-    get chargedBytes() {
-      return charged;
     },
   };
   return pool;

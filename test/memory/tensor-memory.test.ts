@@ -21,17 +21,6 @@ describe('createTensorMemory', () => {
     expect(slabs.inUseBytes).toBe(0);
   });
 
-  it('counts bytes held for arriving bodies against the same budget', () => {
-    const slabs = createTensorMemory(8 * MiB);
-    slabs.charge(6 * MiB);
-    expect(() => slabs.acquire(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
-    expect(slabs.inUseBytes).toBe(0); // the refused block went back
-    expect(() => slabs.charge(3 * MiB)).toThrow(expect.objectContaining({ statusCode: 503 }));
-    slabs.refund(6 * MiB);
-    expect(slabs.chargedBytes).toBe(0);
-    slabs.release(slabs.acquire(8 * MiB));
-  });
-
   it('grows a slab in place when the memory after it is free, else moves it keeping its bytes', () => {
     const slabs = createTensorMemory(8 * MiB);
     const a = slabs.acquire(64 * 1024);
