@@ -33,19 +33,16 @@ type Done = Extract<TaskResult, { ok: true }>;
 /** what runJobs needs of a job: a request's normalization, or the text of its JSON answer */
 export type Runnable = Pick<Job, 'phases' | 'afterPhase'>;
 
-const SETTLED = Promise.resolve();
-
 /**
- * runs the jobs; `result` settles with their timings, or rejects at the first failure or as soon
- * as ctx.cancellation fires (then queued tasks are told to do nothing). `settled` resolves once no task
- * can touch the jobs' memory any more: only then may their slabs be reused.
+ * what runJobs started: either every job was computed inline, here and now (`inline`: their timings;
+ * nothing to wait for, no task touches their memory), or work is on the pool: `result` settles with
+ * the timings, or rejects at the first failure or as soon as ctx.cancellation fires (then queued tasks
+ * are told to do nothing), and `settled` resolves once no task can touch the jobs' memory any more:
+ * only then may their slabs be reused.
  */
-export interface JobsRun {
-  result: Promise<JobTiming[]>;
-  settled: Promise<void>;
-  /** the timings when every job was computed inline, here and now: nothing to wait for */
-  inline: JobTiming[] | null;
-}
+export type JobsRun =
+  | { inline: JobTiming[] }
+  | { inline: null; result: Promise<JobTiming[]>; settled: Promise<void> };
 
 export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
   const queued: Queued = [];
@@ -58,7 +55,7 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
   });
   // every job was computed inline, here and now: no promise per job
   if (!ctx.cancellation.cancelled && !started.some((s) => s instanceof Promise)) {
-    return { result: Promise.resolve(started as JobTiming[]), settled: SETTLED, inline: started as JobTiming[] };
+    return { inline: started as JobTiming[] };
   }
   const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));
   const settled = work.then(() => undefined, () => undefined);
@@ -79,6 +76,7 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
 /** the jobs' timings; a 504 when they were dropped, their slabs (the lease's) given back only once
  *  no started task can touch them */
 export async function jobsDone(run: JobsRun, lease: Lease): Promise<JobTiming[]> {
+  if (run.inline !== null) return run.inline;
   try {
     return await run.result;
   } catch (err) {
