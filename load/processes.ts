@@ -68,7 +68,8 @@ export const THIS_RUNTIME: Runtime = { node: process.execPath, startFlags: true 
 export async function spawnServer(name: string, script: string, env: Record<string, string>, runtime: Runtime = THIS_RUNTIME, stdout: 'pipe' | 'ignore' = 'pipe'): Promise<Spawned> {
   const port = await freePort();
   const child = spawn(runtime.node, [...(runtime.startFlags ? NODE_FLAGS : []), script], {
-    env: { ...process.env, ...(runtime.startFlags ? SERVICE_ENV : {}), ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // no gRPC listener unless a scenario asks for one (its default port would clash between servers)
+    env: { ...process.env, ...(runtime.startFlags ? SERVICE_ENV : {}), GRPC_PORT: 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', stdout, 'pipe'],
   });
   running.add(child);

@@ -4,6 +4,8 @@ import envSchema from 'env-schema';
 
 export interface Config {
   port: number;
+  /** the gRPC listener's port (OIP.md "Listener"): 0 picks a free one, null serves no gRPC (`off`) */
+  grpcPort: number | null;
   host: string;
   workers: number;
   maxBodyBytes: number;
@@ -69,6 +71,7 @@ export function defaultTensorMemory(limit: number | null = memoryLimit()): numbe
 
 export const defaults: Readonly<Config> = Object.freeze({
   port: 8080,
+  grpcPort: 8081, // KServe pairs HTTP 8080 with gRPC 8081
   host: '0.0.0.0',
   workers: cpuQuota(), // a container's CPU quota, not the host's core count
   maxBodyBytes: 64 * 1024 * 1024, // 64 MiB
@@ -93,6 +96,7 @@ export const defaults: Readonly<Config> = Object.freeze({
 /** every setting's schema, under its option name; the environment variable of each is in ENV_NAMES */
 const optionProperties = {
   port: { type: 'integer', minimum: 0, maximum: 65535 },
+  grpcPort: { type: ['integer', 'null'], minimum: 0, maximum: 65535 },
   host: { type: 'string', minLength: 1 },
   workers: { type: 'integer', minimum: 1, maximum: 256 },
   maxBodyBytes: { type: 'integer', minimum: 1 },
@@ -113,21 +117,36 @@ const optionProperties = {
 
 /** the environment variable of each option; tests-only options have none */
 const ENV_NAMES: Readonly<Partial<Record<keyof Config, string>>> = {
-  port: 'PORT', host: 'HOST', workers: 'WORKERS', maxBodyBytes: 'MAX_BODY_BYTES', maxQueue: 'MAX_QUEUE',
+  port: 'PORT', grpcPort: 'GRPC_PORT', host: 'HOST', workers: 'WORKERS', maxBodyBytes: 'MAX_BODY_BYTES', maxQueue: 'MAX_QUEUE',
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS', apiKeys: 'API_KEYS', logLevel: 'LOG_LEVEL', accessLog: 'ACCESS_LOG',
   inlineMaxElements: 'INLINE_MAX_ELEMENTS', minTaskElements: 'MIN_TASK_ELEMENTS',
   bodyIdleTimeoutMs: 'BODY_IDLE_TIMEOUT_MS', bodyMinRateGraceMs: 'BODY_MIN_RATE_GRACE_MS', bodyMinBytesPerSecond: 'BODY_MIN_BYTES_PER_S',
   headersTimeoutMs: 'HEADERS_TIMEOUT_MS', maxTensorMemoryBytes: 'MAX_TENSOR_MEMORY_BYTES',
 };
 
+/** variables read as text and turned into their option here: API_KEYS is comma-separated, GRPC_PORT a
+ *  port or `off` */
+const ENV_TEXT: Readonly<Record<string, object>> = {
+  apiKeys: { type: 'string' },
+  grpcPort: { type: 'string', pattern: '^(off|0|[1-9][0-9]{0,4})$' },
+};
+
 /** the same schemas under the variables' names; API_KEYS is comma-separated text there, and
  *  API_KEYS_FILE (a mounted secret) names a file of keys that join it */
 const envProperties = {
   ...Object.fromEntries(
-    Object.entries(ENV_NAMES).map(([option, name]) => [name, option === 'apiKeys' ? { type: 'string' } : optionProperties[option as keyof Config]]),
+    Object.entries(ENV_NAMES).map(([option, name]) => [name, option in ENV_TEXT ? ENV_TEXT[option] : optionProperties[option as keyof Config]]),
   ),
   API_KEYS_FILE: { type: 'string', minLength: 1 },
 };
+
+/** GRPC_PORT: `off` (no gRPC), or a port 0-65535 */
+function grpcPortOf(text: string): number | null {
+  if (text === 'off') return null;
+  const port = Number(text);
+  if (port > 65535) throw new Error(`GRPC_PORT: ${text} is not a port (0 to 65535, or off)`);
+  return port;
+}
 
 /** one key a line, blank lines skipped; read once at start-up, so a missing file stops the server */
 function keysFromFile(path: string): string[] {
@@ -148,7 +167,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   for (const [option, name] of Object.entries(ENV_NAMES) as [keyof Config, string][]) {
     const value = raw[name];
     if (value === undefined) continue;
-    options[option] = option === 'apiKeys' ? String(value).split(',').map((k) => k.trim()).filter((k) => k.length > 0) : value;
+    if (option === 'apiKeys') options.apiKeys = String(value).split(',').map((k) => k.trim()).filter((k) => k.length > 0);
+    else if (option === 'grpcPort') options.grpcPort = grpcPortOf(String(value));
+    else options[option] = value;
   }
   if (raw.API_KEYS_FILE !== undefined) options.apiKeys = [...((options.apiKeys as string[] | undefined) ?? []), ...keysFromFile(String(raw.API_KEYS_FILE))];
   return resolveConfig(options as Partial<Config>);
@@ -173,7 +194,11 @@ export function resolveConfig(partial: Partial<Config> = {}): Readonly<Config> {
     const problems = ((err as { errors?: AjvProblem[] }).errors ?? []).map(describeProblem);
     throw new Error(`buildApp options: ${problems.length > 0 ? problems.join('; ') : (err as Error).message}`);
   }
-  return Object.freeze({ ...defaults, ...given } as Config);
+  const config = { ...defaults, ...given } as Config;
+  if (config.grpcPort !== null && config.grpcPort !== 0 && config.grpcPort === config.port) {
+    throw new Error(`GRPC_PORT: ${config.grpcPort} is also PORT; give gRPC a port of its own (or 0, or off)`);
+  }
+  return Object.freeze(config);
 }
 
 interface AjvProblem { instancePath: string; message?: string; params: { additionalProperty?: string } }

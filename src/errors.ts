@@ -47,8 +47,10 @@ export const errors = {
   // headers and routes
   timeoutHeader: createError('NORM_ERR_TIMEOUT_HEADER', 'X-Request-Timeout-Ms: "%s" must be a whole number of milliseconds ≥ 1', BAD),
   unauthorized: createError('NORM_ERR_UNAUTHORIZED', 'Authorization: a valid "Bearer <key>" is required', 401),
+  unauthorizedGrpc: createError('NORM_ERR_UNAUTHORIZED', 'authorization: a metadata entry "Bearer <key>" with a valid key is required', 401),
   notFound: createError('NORM_ERR_NOT_FOUND', '%s %s: no such route', 404),
   modelUnknown: createError('NORM_ERR_NOT_FOUND', 'model %s: unknown; the models are %s', 404),
+  healthServiceUnknown: createError('NORM_ERR_NOT_FOUND', 'service %s: not served; ask for "" or "%s"', 404),
   modelVersionUnknown: createError('NORM_ERR_NOT_FOUND', 'model %s version %s: unknown; the one version is %s', 404),
   notAcceptable: createError('NORM_ERR_NOT_ACCEPTABLE', 'Accept: allows neither application/json nor application/msgpack', 406),
   bodyStalled: createError('NORM_ERR_BODY_STALLED', 'body: no bytes arrived for %d ms', 408),

@@ -8,27 +8,29 @@ type Labels = Record<string, string | number>;
 /** prom-client's form: `le` in labels, the cell's labels shared after it */
 interface Value { labels: Labels; value: number; metricName?: string; sharedLabels?: Labels }
 
-/** cells by label values (at most three labels), in first-use order; `names` are the label names,
+/** cells by label values (at most four labels), in first-use order; `names` are the label names,
  *  in the values' order. One Map per label: the values are mostly the same string objects each time
- *  (a route, a method, an op), whose hashes V8 keeps, so finding a cell costs three lookups */
+ *  (a route, a method, an op), whose hashes V8 keeps, so finding a cell costs four lookups */
 class Cells<C> {
-  private readonly root = new Map<string, Map<string, Map<string, C>>>();
+  private readonly root = new Map<string, Map<string, Map<string, Map<string, C>>>>();
   private readonly list: C[] = [];
   constructor(private readonly names: readonly string[], private readonly make: (labels: Labels) => C) {
-    if (names.length > 3) throw new Error('at most three labels');
+    if (names.length > 4) throw new Error('at most four labels');
   }
 
-  at(a = '', b = '', c = ''): C {
+  at(a = '', b = '', c = '', d = ''): C {
     let byB = this.root.get(a);
     if (byB === undefined) this.root.set(a, (byB = new Map()));
     let byC = byB.get(b);
     if (byC === undefined) byB.set(b, (byC = new Map()));
-    let cell = byC.get(c);
+    let byD = byC.get(c);
+    if (byD === undefined) byC.set(c, (byD = new Map()));
+    let cell = byD.get(d);
     if (cell === undefined) {
       const labels: Labels = {};
-      [a, b, c].slice(0, this.names.length).forEach((value, i) => { labels[this.names[i]] = value; });
+      [a, b, c, d].slice(0, this.names.length).forEach((value, i) => { labels[this.names[i]] = value; });
       cell = this.make(labels);
-      byC.set(c, cell);
+      byD.set(d, cell);
       this.list.push(cell);
     }
     return cell;
@@ -64,8 +66,8 @@ export class CellCounter {
   }
 
   /** the cell of these label values (in labelNames' order): add to its `value` */
-  cell(a?: string, b?: string, c?: string): CounterCell {
-    return this.cells.at(a, b, c);
+  cell(a?: string, b?: string, c?: string, d?: string): CounterCell {
+    return this.cells.at(a, b, c, d);
   }
 
   get() {
@@ -121,8 +123,8 @@ export class CellHistogram {
   }
 
   /** the cell of these label values (in labelNames' order): observe into it */
-  cell(a?: string, b?: string, c?: string): HistogramCell {
-    return this.cells.at(a, b, c);
+  cell(a?: string, b?: string, c?: string, d?: string): HistogramCell {
+    return this.cells.at(a, b, c, d);
   }
 
   get() {

@@ -19,6 +19,12 @@ export interface Metrics {
   /** by outcome */
   tasks: CellCounter;
   workerRestarts: Counter;
+  /** gRPC calls (grpc-ecosystem's interceptor families): by service, method, type, code */
+  grpcHandled: CellCounter;
+  /** by service, method, type */
+  grpcHandling: CellHistogram;
+  /** requests answered on ModelStreamInfer streams, by model and outcome (ok, error) */
+  streamRequests: CellCounter;
 }
 
 const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -50,5 +56,8 @@ export function createMetrics(pool: WorkerPool, slabs: TensorMemory, state: Serv
     taskRun: new CellHistogram({ name: 'norm_task_run_seconds', help: 'time a task ran on a worker or inline', buckets: SECONDS, registers }),
     tasks: new CellCounter({ name: 'norm_tasks_total', help: 'tasks by outcome: ok, failed, aborted (deadline or disconnect), rejected (queue full)', labelNames: ['outcome'], registers }),
     workerRestarts: new Counter({ name: 'norm_worker_restarts_total', help: 'worker threads that died and were replaced', registers }),
+    grpcHandled: new CellCounter({ name: 'grpc_server_handled_total', help: 'gRPC calls completed on the server, by final code (a stream counts once)', labelNames: ['grpc_service', 'grpc_method', 'grpc_type', 'grpc_code'], registers }),
+    grpcHandling: new CellHistogram({ name: 'grpc_server_handling_seconds', help: 'gRPC call duration until the server sent its final status', labelNames: ['grpc_service', 'grpc_method', 'grpc_type'], buckets: SECONDS, registers }),
+    streamRequests: new CellCounter({ name: 'norm_stream_requests_total', help: 'requests answered on ModelStreamInfer streams, by model and outcome (ok or error)', labelNames: ['model', 'outcome'], registers }),
   };
 }

@@ -2,6 +2,7 @@
 import type { Socket } from 'node:net';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
+import { startGrpc, type GrpcFrontEnd } from './grpc/server.js';
 
 const config = loadConfig();
 const app = await buildApp(config);
@@ -50,6 +51,8 @@ app.server.closeIdleConnections = () => {
   for (const [socket, unanswered] of connections) if (unanswered === 0) lingeringClose(socket);
 };
 
+// the gRPC front end (OIP.md "gRPC") on its own port, over the same engine; GRPC_PORT=off serves none
+let grpc: GrpcFrontEnd | null = null;
 let draining = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
@@ -62,7 +65,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       app.log.error('drain timed out');
       process.exit(1);
     }, config.requestTimeoutMs + DRAIN_GRACE_MS).unref();
-    app.close().then(() => {
+    // gRPC first: its calls in flight still need the engine, which app.close() shuts down
+    (grpc?.drain() ?? Promise.resolve()).then(() => app.close()).then(() => {
       app.log.info('drained');
       process.exit(0);
     }, (err) => {
@@ -74,3 +78,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 await app.ready();
 await app.listen({ port: config.port, host: config.host });
+if (config.grpcPort !== null) {
+  grpc = await startGrpc(app.engine, config, (err, message) => app.log.error({ err }, message));
+  app.log.info({ port: grpc.port }, `gRPC listening on ${config.host}:${grpc.port}`);
+}

@@ -27,6 +27,17 @@ it('API_KEYS_FILE (a mounted secret): one key a line, blank lines skipped, joini
   }
 });
 
+it('GRPC_PORT: 8081 by default, 0 for a free port, off for none; anything else, or PORT\'s own port, is named', () => {
+  expect(loadConfig({}).grpcPort).toBe(8081);
+  expect(loadConfig({ GRPC_PORT: '9001' }).grpcPort).toBe(9001);
+  expect(loadConfig({ GRPC_PORT: '0', PORT: '0' }).grpcPort).toBe(0);
+  expect(loadConfig({ GRPC_PORT: 'off' }).grpcPort).toBe(null);
+  for (const bad of ['', 'on', '-1', '08081', '8081.0', 'OFF']) expect(() => loadConfig({ GRPC_PORT: bad }), bad).toThrow(/GRPC_PORT must match pattern/);
+  expect(() => loadConfig({ GRPC_PORT: '65536' })).toThrow('GRPC_PORT: 65536 is not a port (0 to 65535, or off)');
+  expect(() => loadConfig({ GRPC_PORT: '9000', PORT: '9000' })).toThrow('GRPC_PORT: 9000 is also PORT');
+  expect(() => resolveConfig({ grpcPort: 8080, port: 8080 })).toThrow('GRPC_PORT: 8080 is also PORT');
+});
+
 it('a bad variable is named', () => {
   expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS must be >= 1/);
   expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT must be integer/);

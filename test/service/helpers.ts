@@ -149,6 +149,8 @@ export interface ServerProcess {
   pid: number;
   port: number;
   url: string;
+  /** the gRPC port (GRPC_PORT=0 unless told: a free one), null with GRPC_PORT=off */
+  grpcPort: number | null;
   /** stdout and stderr lines so far (pino JSON when LOG_LEVEL allows) */
   lines: string[];
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -166,7 +168,7 @@ export const logged = (lines: string[], msg: string) =>
 export async function startServer(env: Record<string, string>, readyTimeoutMs = 20_000, entry = 'dist/server.js'): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...NODE_FLAGS, entry], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, ...SERVICE_ENV, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH, ...SERVICE_ENV, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const pid = child.pid!;
@@ -204,7 +206,10 @@ export async function startServer(env: Record<string, string>, readyTimeoutMs = 
     }, readyTimeoutMs);
     const url = `http://127.0.0.1:${port}`;
     await waitFor('/readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200, readyTimeoutMs);
-    return { child, pid, port, url, lines, exit, kill };
+    // logged at info once it listens, after the HTTP port (an entry of a test's own may serve none)
+    const grpcLine = lines.find((l) => l.includes('"gRPC listening on '));
+    const grpcPort = grpcLine === undefined ? null : Number(/"port":(\d+)/.exec(grpcLine)![1]);
+    return { child, pid, port, url, grpcPort, lines, exit, kill };
   } catch (err) {
     kill();
     throw err;

@@ -1,5 +1,6 @@
 // the /v1 request bodies, derived from the table of operations: what ajv validates and the OpenAPI
 // document shows. A schema with a `title` becomes a named component of the document.
+import { Ajv, type ValidateFunction } from 'ajv';
 import { DTYPE_NAMES } from '../../codec/dtype.js';
 import { OP_NAMES, OPERATIONS, type OpName } from '../../ops/registry.js';
 import type { Schema } from '../../ops/operation.js';
@@ -116,6 +117,12 @@ export function opFieldsSchema(op: OpName) {
 
 /** ajv must know the annotation keywords; they validate nothing */
 export const ajvKeywords = ['x-msgpack-data'];
+
+/** a validator of each operation's fields, for the dialects that check a body they built themselves */
+export function compileOpValidators(): Record<OpName, ValidateFunction> {
+  const ajv = new Ajv({ ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] });
+  return Object.fromEntries(OP_NAMES.map((op) => [op, ajv.compile(opFieldsSchema(op))])) as Record<OpName, ValidateFunction>;
+}
 
 /** ajv as the routes use it: nothing coerced, removed or defaulted; the contract checks what was sent */
 export const AJV_OPTIONS = {

@@ -24,7 +24,7 @@ export interface OipAnswer {
 interface Chosen { name: string; binary: boolean }
 
 /** the outputs to answer with: those asked for (each must be produced), else all produced */
-function choose(request: InferRequest, produced: string[]): Chosen[] {
+export function chooseOutputs(request: InferRequest, produced: string[]): Chosen[] {
   if (request.outputs === null) return produced.map((name) => ({ name, binary: request.binaryDefault }));
   return request.outputs.map(({ name, binary }, i) => {
     if (!produced.includes(name)) throw serviceError('fieldInvalid', `outputs[${i}].name`, `this request produces no ${name} (it produces ${produced.join(', ')})`);
@@ -66,7 +66,7 @@ export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {
     binaryBytes: null,
     format: {
       prefix(req: CheckedRequest) {
-        chosen = choose(request, producedOutputs(req));
+        chosen = chooseOutputs(request, producedOutputs(req));
         if (chosen.length !== 1 || chosen[0].name !== 'output' || !chosen[0].binary) return null;
         answer.binaryBytes = req.input.size * DTYPES[req.outDtype].itemsize;
         return directHeader(modelName, request, req.outDtype, req.input.shape);

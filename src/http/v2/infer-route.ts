@@ -2,17 +2,15 @@
 // its Content-Type (the Python client sends none), the JSON header parsed, binary inputs viewed where
 // they lie; then the same checks, pipeline and kernels as /v1, and the answer in OIP's form.
 import { payloadBytes, sendPayload } from '../send-payload.js';
-import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Engine } from '../../engine/engine.js';
 import { isServiceError, serviceError } from '../../errors.js';
-import { OP_NAMES, type OpName } from '../../ops/registry.js';
 import type { AdmissionHooks } from '../admission-hook.js';
 import { readBodyIntoSlab } from '../body-reader.js';
 import { validationError, type AjvError } from '../error-handler.js';
 import { serverTiming, testFault } from '../request-context.js';
-import { AJV_OPTIONS, opFieldsSchema } from '../v1/schemas.js';
+import { compileOpValidators } from '../v1/schemas.js';
 import { oipMessage } from './datatypes.js';
 import { oipAnswer } from './infer-answer.js';
 import { readInferRequest } from './infer-request.js';
@@ -47,8 +45,7 @@ function checkEncoding(request: FastifyRequest, _reply: FastifyReply, done: (err
 /** `schemaOf`: the route's schema (params and answers) for its path under /v2 */
 export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, afterBody }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
   const { config } = engine;
-  const ajv = new Ajv({ ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] });
-  const validators = Object.fromEntries(OP_NAMES.map((op) => [op, ajv.compile(opFieldsSchema(op))])) as Record<OpName, ReturnType<Ajv['compile']>>;
+  const validators = compileOpValidators();
 
   await app.register(async (scope) => {
     // any Content-Type, or none: the body goes into shared memory as it arrives

@@ -1,0 +1,43 @@
+// the gRPC services' definitions, loaded once from the project's .proto files (proto/) with
+// @grpc/proto-loader: field names kept as written (`raw_input_contents`), 64-bit integers as numbers
+// (shapes and parameters), oneofs named (`parameter_choice`: which InferParameter choice was sent).
+import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import type { ServiceDefinition } from '@grpc/grpc-js';
+import { fileURLToPath } from 'node:url';
+
+const PROTO_DIR = fileURLToPath(new URL('./proto/', import.meta.url));
+
+export const INFERENCE_SERVICE = 'inference.GRPCInferenceService';
+export const HEALTH_SERVICE = 'grpc.health.v1.Health';
+
+/** both services in one package definition: what server reflection describes */
+export const packageDefinition: PackageDefinition = loadSync(['inference.proto', 'health.proto'], {
+  includeDirs: [PROTO_DIR],
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: false,
+  arrays: true,
+  oneofs: true,
+});
+
+type Methods = Record<string, MethodDefinition<object, object>>;
+
+const inference = packageDefinition[INFERENCE_SERVICE] as unknown as Methods;
+
+/** encodes a ModelInferResponse (a plain object) to its protobuf bytes */
+export const encodeInferResponse = inference.ModelInfer.responseSerialize as (response: object) => Buffer;
+/** encodes a ModelStreamInferResponse */
+export const encodeStreamResponse = inference.ModelStreamInfer.responseSerialize as (response: object) => Buffer;
+
+// answers to inference are encoded by the service itself (grpc/infer.ts), while the request's shared
+// memory is still held: what the handlers hand grpc-js is already bytes
+const passBytes = (bytes: Buffer) => bytes;
+
+export const inferenceService: ServiceDefinition = {
+  ...inference,
+  ModelInfer: { ...inference.ModelInfer, responseSerialize: passBytes },
+  ModelStreamInfer: { ...inference.ModelStreamInfer, responseSerialize: passBytes },
+} as unknown as ServiceDefinition;
+
+export const healthService = packageDefinition[HEALTH_SERVICE] as unknown as ServiceDefinition;

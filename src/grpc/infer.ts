@@ -1,0 +1,122 @@
+// one ModelInferRequest through the engine (OIP.md "Inference (ModelInfer)"), for a unary call and for
+// each request of a stream alike: model → the message's checks → admission → its inputs into shared
+// memory → the pipeline → the answer encoded as a ModelInferResponse while its slabs are still held.
+import type { ValidateFunction } from 'ajv';
+import type { Admitted } from '../engine/admission.js';
+import type { Engine } from '../engine/engine.js';
+import { isServiceError, serviceError } from '../errors.js';
+import { validationError, type AjvError } from '../http/error-handler.js';
+import { serverTiming } from '../http/request-context.js';
+import { DATATYPE_OF } from '../http/v2/datatypes.js';
+import { chooseOutputs } from '../http/v2/infer-answer.js';
+import { MODEL_VERSION, modelFor } from '../http/v2/models.js';
+import { tensorBytes } from '../codec/write-tensor.js';
+import { producedOutputs, type CheckedRequest } from '../jobs/checked-request.js';
+import type { Job } from '../jobs/job.js';
+import type { AnswerFormat, PipelineResult } from '../jobs/pipeline.js';
+import { Lease } from '../memory/lease.js';
+import type { OpName } from '../ops/registry.js';
+import type { TaskFault } from '../pool/protocol.js';
+import { encodeInferResponse } from './definitions.js';
+import { placeInputs, readGrpcInferRequest, type ModelInferRequest } from './infer-request.js';
+import { grpcStatus, type GrpcStatus } from './status.js';
+
+export interface InferAnswer {
+  /** the encoded ModelInferResponse */
+  response: Buffer;
+  /** REST's Server-Timing value, sent as the `server-timing` trailer */
+  serverTiming: string;
+}
+
+/** a failed request: its gRPC status, and its id (a stream answers failures in place, with the id) */
+export class InferFailure extends Error {
+  constructor(readonly status: GrpcStatus, readonly id: string) {
+    super(status.details);
+  }
+}
+
+export interface InferContext {
+  engine: Engine;
+  validators: Record<OpName, ValidateFunction>;
+  /** the deadline's timeout in ms from now: the call's or stream request's, at most REQUEST_TIMEOUT_MS */
+  timeoutMs: number;
+  fault: TaskFault | null;
+  /** called with the request's admission once it has one: the caller ends it if the call goes away */
+  admitted(admitted: Admitted): void;
+}
+
+/** `message`'s answer; throws an InferFailure. Admission ends when the answer (or failure) is made. */
+export async function infer(ctx: InferContext, message: ModelInferRequest): Promise<InferAnswer> {
+  const { engine } = ctx;
+  const lease = new Lease(engine.slabs);
+  let shapes: Record<string, number[]> = {};
+  let options: readonly string[] = [];
+  let admitted: Admitted | null = null;
+  let answered = false;
+  try {
+    const started = performance.now();
+    const model = modelFor(message.model_name, message.model_version === '' ? undefined : message.model_version);
+    options = model.parameters;
+    const read = readGrpcInferRequest(model, message);
+    shapes = read.infer.shapes;
+    const validate = ctx.validators[model.op];
+    if (!validate(read.infer.body)) throw validationError(validate.errors as AjvError[]);
+    admitted = engine.admission.admit(ctx.timeoutMs);
+    ctx.admitted(admitted);
+    admitted.startWork();
+    if (read.infer.timeoutMs !== null) admitted.cancellation.shortenTo(read.infer.timeoutMs);
+    placeInputs(read, engine.slabs, lease);
+    let chosen: string[] = [];
+    const format: AnswerFormat = {
+      prefix(req: CheckedRequest) {
+        chosen = chooseOutputs(read.infer, producedOutputs(req)).map(({ name }) => name);
+        return null;
+      },
+      encode: (jobs: Job[]) => encodeAnswer(message, jobs[0], chosen),
+    };
+    const decodeMs = performance.now() - started;
+    const { payload, timings }: PipelineResult = await engine.run({
+      items: [{ op: model.op, body: read.infer.body, path: '' }],
+      fromJson: false,
+      answer: format,
+      lease,
+      cancellation: admitted.cancellation,
+      fault: ctx.fault,
+    });
+    answered = true;
+    return { response: payload as Buffer, serverTiming: serverTiming({ ...timings, decode: decodeMs + timings.decode }) };
+  } catch (err) {
+    throw failure(err, shapes, options, message.id);
+  } finally {
+    admitted?.end(answered);
+    lease.release();
+  }
+}
+
+function encodeAnswer(message: ModelInferRequest, job: Job, chosen: string[]): Buffer {
+  const tensors = new Map(job.outputs);
+  const outputs = chosen.map((name) => tensors.get(name)!);
+  return encodeInferResponse({
+    model_name: message.model_name,
+    model_version: MODEL_VERSION,
+    id: message.id,
+    outputs: outputs.map((t, i) => ({ name: chosen[i], datatype: DATATYPE_OF[t.dtype], shape: t.shape })),
+    raw_output_contents: outputs.map(tensorBytes),
+  });
+}
+
+/** the operation's checks name an option by itself (`eps: must be >= 0`); a gRPC request sent it as a
+ *  parameter, so the message says `parameters.eps` */
+const PARAMETER_AT_START = /^(\w+)(?=[:.])/;
+
+function failure(err: unknown, shapes: Record<string, number[]>, options: readonly string[], id: string): InferFailure {
+  if (isServiceError(err)) {
+    const status = grpcStatus(err, shapes);
+    const option = PARAMETER_AT_START.exec(status.details)?.[1];
+    if (option !== undefined && options.includes(option)) status.details = `parameters.${status.details}`;
+    return new InferFailure(status, id);
+  }
+  const failed = new InferFailure(grpcStatus(serviceError('internal')), id);
+  failed.cause = err; // for the log
+  return failed;
+}

@@ -1,0 +1,107 @@
+// ModelStreamInfer (OIP.md "Streams"): each request read is computed at once, beside the others, and
+// answered in request order; a failure is answered in its place (or, with `triton_grpc_error: true`,
+// ends the stream after the answers before it). Reading pauses while WINDOW requests are unanswered,
+// so one stream holds a bounded number of requests whatever its client sends.
+import { status as Status, type ServerDuplexStream } from '@grpc/grpc-js';
+import type { Admitted } from '../engine/admission.js';
+import { serviceError } from '../errors.js';
+import { encodeStreamResponse } from './definitions.js';
+import { InferFailure, type InferAnswer } from './infer.js';
+import type { ModelInferRequest } from './infer-request.js';
+import { grpcStatus } from './status.js';
+
+/** requests of one stream computed or waiting for their turn to be answered, at most */
+export const WINDOW = 32;
+
+export interface StreamDeps {
+  infer(message: ModelInferRequest, onAdmitted: (admitted: Admitted) => void): Promise<InferAnswer>;
+  countRequest(model: string, ok: boolean): void;
+  /** once, with the stream's final code */
+  ended(code: Status): void;
+  log(err: Error, message: string): void;
+}
+
+type Outcome = { answer: InferAnswer } | { failure: InferFailure };
+
+/** a ModelStreamInferResponse around an already encoded ModelInferResponse: field 2, length-delimited */
+function wrapAnswer(response: Buffer): Buffer {
+  const head = [0x12];
+  for (let n = response.length; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      head.push(n);
+      break;
+    }
+    head.push((n % 128) | 128);
+  }
+  return Buffer.concat([Buffer.from(head), response]);
+}
+
+export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>, deps: StreamDeps): { drain(): void } {
+  const failFast = call.metadata.get('triton_grpc_error')[0] === 'true';
+  const working = new Set<Admitted>();
+  let unanswered = 0;
+  let tail: Promise<void> = Promise.resolve();
+  let reading = true; // false once the stream stops taking requests: ended, cancelled, failed fast or draining
+  let halfClosed = false;
+  let draining = false;
+  let finished = false;
+
+  const finish = (code: Status, status?: ReturnType<typeof grpcStatus>) => {
+    if (finished) return;
+    finished = true;
+    reading = false;
+    for (const admitted of working) admitted.end(false);
+    deps.ended(code);
+    if (status === undefined) call.end();
+    else call.emit('error', status);
+  };
+  /** once every read request is answered: the stream ends OK (client done) or UNAVAILABLE (draining) */
+  const settle = () => {
+    if (unanswered > 0 || finished) return;
+    if (draining) finish(Status.UNAVAILABLE, grpcStatus(serviceError('shuttingDown')));
+    else if (halfClosed) finish(Status.OK);
+  };
+
+  const write = (message: ModelInferRequest, outcome: Outcome) => {
+    unanswered--;
+    if (finished) return;
+    if ('answer' in outcome) {
+      deps.countRequest(message.model_name, true);
+      call.write(wrapAnswer(outcome.answer.response));
+    } else {
+      deps.countRequest(message.model_name, false);
+      if (outcome.failure.status.code === Status.INTERNAL) deps.log((outcome.failure.cause as Error) ?? outcome.failure, 'grpc stream request failed');
+      if (failFast) return finish(outcome.failure.status.code, outcome.failure.status);
+      call.write(encodeStreamResponse({ error_message: outcome.failure.status.details, infer_response: { id: outcome.failure.id } }));
+    }
+    if (reading && call.isPaused() && unanswered < WINDOW) call.resume();
+    settle();
+  };
+
+  call.on('data', (message: ModelInferRequest) => {
+    if (!reading) return;
+    unanswered++;
+    if (unanswered >= WINDOW) call.pause();
+    // held while the request works, so that a stream that stops drops its queued work
+    let admitted: Admitted | null = null;
+    const outcome: Promise<Outcome> = deps.infer(message, (a) => working.add((admitted = a))).then(
+      (answer) => ({ answer }),
+      (err: unknown) => ({ failure: err instanceof InferFailure ? err : new InferFailure(grpcStatus(serviceError('internal')), message.id) }),
+    ).finally(() => admitted !== null && working.delete(admitted));
+    // each answer waits for the ones before it
+    tail = tail.then(() => outcome).then((result) => write(message, result));
+  });
+  call.on('end', () => {
+    halfClosed = true;
+    settle();
+  });
+  // the client cancelled, or the stream's deadline passed: unanswered work is dropped
+  call.on('cancelled', () => finish(Status.CANCELLED));
+  return {
+    drain() {
+      draining = true;
+      reading = false;
+      settle();
+    },
+  };
+}
