@@ -2,22 +2,27 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import ts from 'typescript';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { startGrpc, type GrpcFrontEnd } from '../src/grpc/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const PYTHON = '/usr/bin/python3'; // Debian's, with numpy and msgpack-numpy; the PATH one may not have them
 const DOC_ADDRESS = 'http://127.0.0.1:8080';
 const SNIPPET_TIMEOUT_MS = 60_000;
+const DOC_GRPC_ADDRESS = '127.0.0.1:8081';
+const PROTO_DIR = join(ROOT, 'src', 'grpc', 'proto');
 const HAS_TRITON = spawnSync(PYTHON, ['-c', 'import tritonclient.http']).status === 0;
+const HAS_TRITON_GRPC = spawnSync(PYTHON, ['-c', 'import tritonclient.grpc']).status === 0;
 
 // how many blocks of each tag the README has: deleting (or adding) a snippet must show up here
-const EXPECTED_COUNTS = { console: 7, bash: 2, python: 4, ts: 1 };
+const EXPECTED_COUNTS = { console: 9, bash: 2, python: 6, ts: 1 };
 const RUNNABLE = new Set(['bash', 'python', 'ts']);
 
 // API.md's worked example: rmsnorm of [[1, 2, 3, 4], [-1, -2, -3, -4]], eps 0
@@ -49,9 +54,9 @@ function fencedBlocks(markdown: string): Block[] {
 interface Run { code: number | null; signal: string | null; stdout: string; stderr: string }
 
 /** async (the server shares this event loop); never throws, the test reads the exit status */
-function run(file: string, args: string[]): Promise<Run> {
+function run(file: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd: ROOT, timeout: SNIPPET_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(file, args, { cwd: ROOT, timeout: SNIPPET_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
       resolve({ code, signal: error?.signal ?? null, stdout, stderr: error && typeof error.code === 'string' ? `${error.message}\n${stderr}` : stderr });
     });
@@ -119,6 +124,10 @@ const STDOUT_CHECKS: Record<string, (stdout: string, block: Block) => void> = {
     const documented = /answers `([^`]*)`/.exec(after.slice(after.indexOf('```') + 3));
     expect(stdout.trim().startsWith(documented![1].split('…')[0]), `README's answer ${documented![1]} does not match ${stdout}`).toBe(true);
   },
+  // Python over gRPC: the worked example, printed as the README says
+  'python[4]': (stdout) => {
+    expect(containsRun(printedNumbers(stdout), WORKED, WORKED_TOLERANCE), `stdout should show the worked example:\n${stdout}`).toBe(true);
+  },
   // TS client: the values its comment promises, then the batch results
   'ts[0]': (stdout) => {
     const numbers = printedNumbers(stdout);
@@ -148,6 +157,9 @@ const blocks = fencedBlocks(README);
 describe('README.md snippets', () => {
   let app: FastifyInstance;
   let address: string;
+  let grpc: GrpcFrontEnd;
+  /** Python stubs made from src/grpc/proto, as the README's console block makes them */
+  let stubs: string;
   const responses: { url: string; status: number }[] = [];
 
   beforeAll(async () => {
@@ -156,17 +168,34 @@ describe('README.md snippets', () => {
       responses.push({ url: request.url, status: reply.statusCode });
     });
     address = await app.listen({ port: 0, host: '127.0.0.1' });
+    grpc = await startGrpc(app.engine, { ...app.engine.config, host: '127.0.0.1', grpcPort: 0 }, (err) => { throw err; });
+    stubs = await mkdtemp(join(tmpdir(), 'readme-stubs-'));
+    const made = spawnSync('protoc', [`-I${PROTO_DIR}`, `--python_out=${stubs}`, `--grpc_out=${stubs}`, '--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin', 'inference.proto', 'health.proto']);
+    expect(made.status, String(made.stderr)).toBe(0);
   });
 
   afterAll(async () => {
+    grpc?.close();
     await app?.close();
+    if (stubs) await rm(stubs, { recursive: true, force: true });
   });
+
+  /** gRPC calls answered so far, by whether they ended OK */
+  const grpcCalls = () => {
+    let ok = 0;
+    let failed = 0;
+    for (const { labels, value } of app.engine.metrics.grpcHandled.get().values) {
+      if (labels.grpc_code === 'OK') ok += value;
+      else failed += value;
+    }
+    return { ok, failed };
+  };
 
   beforeEach(() => {
     responses.length = 0;
   });
 
-  it('README has 7 console, 2 bash, 4 python and 1 ts block, and no other kind', () => {
+  it('README has 9 console, 2 bash, 6 python and 1 ts block, and no other kind', () => {
     const counts: Record<string, number> = {};
     for (const b of blocks) counts[b.tag] = (counts[b.tag] ?? 0) + 1;
     expect(counts).toEqual(EXPECTED_COUNTS);
@@ -195,18 +224,27 @@ describe('README.md snippets', () => {
     }
 
     // Triton's client is in neither Debian nor npm: where it is missing, test/python/oip_client_check.py
-    // makes the same wire exchange
+    // and test/python/grpc_client_check.py make the same wire exchanges
+    const viaGrpc = block.code.includes(DOC_GRPC_ADDRESS);
     const needsTriton = block.tag === 'python' && block.code.includes('tritonclient');
-    it.skipIf(needsTriton && !HAS_TRITON)(`${name}: exits 0 against a live server`, async () => {
-      expect(block.code, 'snippet should talk to the documented address').toContain(DOC_ADDRESS);
-      const code = block.code.replaceAll(DOC_ADDRESS, address);
+    const hasTriton = viaGrpc ? HAS_TRITON_GRPC : HAS_TRITON;
+    it.skipIf(needsTriton && !hasTriton)(`${name}: exits 0 against a live server`, async () => {
+      const code = viaGrpc ? block.code.replaceAll(DOC_GRPC_ADDRESS, `127.0.0.1:${grpc.port}`) : block.code.replaceAll(DOC_ADDRESS, address);
+      if (!viaGrpc) expect(block.code, 'snippet should talk to the documented address').toContain(DOC_ADDRESS);
+      const before = grpcCalls();
       const result = block.tag === 'bash' ? await run('bash', ['-e', '-o', 'pipefail', '-c', code])
-        : block.tag === 'python' ? await run(PYTHON, ['-c', code])
+        : block.tag === 'python' ? await run(PYTHON, ['-c', code], viaGrpc ? { PYTHONPATH: stubs } : {})
           : await runTypeScript(code);
       expect(result.code, `exit ${result.code} (signal ${result.signal})\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
-      const calls = responses.filter((r) => r.url.startsWith('/v1/') || r.url.startsWith('/v2/'));
-      expect(calls.length, 'snippet should call the service').toBeGreaterThan(0);
-      expect(calls.filter((r) => r.status !== 200), 'every call should succeed').toEqual([]);
+      if (viaGrpc) {
+        const after = grpcCalls();
+        expect(after.ok - before.ok, 'snippet should call the service').toBeGreaterThan(0);
+        expect(after.failed - before.failed, 'every call should succeed').toBe(0);
+      } else {
+        const calls = responses.filter((r) => r.url.startsWith('/v1/') || r.url.startsWith('/v2/'));
+        expect(calls.length, 'snippet should call the service').toBeGreaterThan(0);
+        expect(calls.filter((r) => r.status !== 200), 'every call should succeed').toEqual([]);
+      }
       STDOUT_CHECKS[`${block.tag}[${block.index}]`]?.(result.stdout, block);
     }, SNIPPET_TIMEOUT_MS + 10_000);
   }

@@ -1,6 +1,8 @@
 // the gRPC services' definitions, loaded once from the project's .proto files (proto/) with
 // @grpc/proto-loader: field names kept as written (`raw_input_contents`), 64-bit integers as numbers
-// (shapes and parameters), oneofs named (`parameter_choice`: which InferParameter choice was sent).
+// (shapes and parameters), every field present (proto3 leaves defaults off the wire: an empty string
+// is '', an unset message null), oneofs named (`parameter_choice`: which InferParameter choice was
+// sent, and no default for the others).
 import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +18,7 @@ export const packageDefinition: PackageDefinition = loadSync(['inference.proto',
   keepCase: true,
   longs: Number,
   enums: String,
-  defaults: false,
+  defaults: true,
   arrays: true,
   oneofs: true,
 });

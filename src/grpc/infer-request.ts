@@ -13,7 +13,8 @@ import type { InferRequest, RequestedOutput } from '../http/v2/infer-request.js'
 import type { Model } from '../http/v2/models.js';
 import { align } from '../jobs/job.js';
 
-/** an InferParameter as proto-loader decodes it (grpc/definitions.ts: oneofs named, longs as numbers) */
+/** an InferParameter as proto-loader decodes it (grpc/definitions.ts: oneofs named, longs as numbers;
+ *  only the choice sent is present) */
 export interface InferParameter {
   parameter_choice?: 'bool_param' | 'int64_param' | 'string_param' | 'double_param' | 'uint64_param';
   bool_param?: boolean;
@@ -23,19 +24,19 @@ export interface InferParameter {
   uint64_param?: number;
 }
 
-type Parameters = Record<string, InferParameter> | undefined;
+type Parameters = Record<string, InferParameter>;
 
 interface Contents { [field: string]: unknown[] | undefined }
 
-interface InputTensor { name: string; datatype: string; shape: number[]; parameters?: Parameters; contents?: Contents }
+interface InputTensor { name: string; datatype: string; shape: number[]; parameters: Parameters; contents: Contents | null }
 
 export interface ModelInferRequest {
   model_name: string;
   model_version: string;
   id: string;
-  parameters?: Parameters;
+  parameters: Parameters;
   inputs: InputTensor[];
-  outputs: { name: string; parameters?: Parameters }[];
+  outputs: { name: string; parameters: Parameters }[];
   raw_input_contents: Buffer[];
 }
 
@@ -68,13 +69,13 @@ function readInputs(message: ModelInferRequest, model: Model, request: InferRequ
     if (Object.hasOwn(request.shapes, name)) throw invalid(`inputs[${i}].name`, `input ${name} is given twice`);
     if (!Object.hasOwn(DATATYPES, datatype)) throw invalid(`${name} datatype ${datatype.slice(0, 16)}`, `must be one of ${DATATYPE_NAMES}`);
     if (shape.length < 1 || shape.length > 8 || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) throw invalid(`${name} shape`, 'must be a list of 1 to 8 integers ≥ 0');
-    for (const key of Object.keys(input.parameters ?? {})) throw serviceError('fieldUnknown', `${name} parameters.${key}`);
+    for (const key of Object.keys(input.parameters)) throw serviceError('fieldUnknown', `${name} parameters.${key}`);
     request.shapes[name] = shape;
     const dtype = DATATYPES[datatype];
     const size = shape.reduce((p, d) => p * d, 1);
     const bytes = size * DTYPES[dtype].itemsize;
     if (raw.length > 0) {
-      if (input.contents !== undefined) throw invalid(`${name} contents`, 'an input takes no contents in a request with raw_input_contents');
+      if (input.contents !== null) throw invalid(`${name} contents`, 'an input takes no contents in a request with raw_input_contents');
       return { name, dtype, shape, bytes, values: raw[i] };
     }
     return { name, dtype, shape, bytes, values: typedContents(input, dtype, size) };
@@ -94,7 +95,7 @@ const dtypeName = (dtype: Dtype) => Object.keys(DATATYPES).find((name) => DATATY
 /** an input's values from its typed contents: fp32_contents for FP32, fp64_contents for FP64 */
 function typedContents(input: InputTensor, dtype: Dtype, size: number): ArrayLike<number> {
   const { name, contents } = input;
-  if (contents === undefined) throw serviceError('fieldMissing', `${name} data (raw_input_contents or contents)`);
+  if (contents === null) throw serviceError('fieldMissing', `${name} data (raw_input_contents or contents)`);
   const field = TYPED_FIELD[dtype];
   if (field === undefined) throw invalid(`${name} contents`, `${dtypeName(dtype)} has no typed contents; send its bytes in raw_input_contents`);
   for (const [other, values] of Object.entries(contents)) {
@@ -127,7 +128,7 @@ export function placeInputs({ infer, inputs }: ReadInfer, slabs: TensorMemory, l
  *  binary_data_output; any other key is refused */
 function readParameters(parameters: Parameters, model: Model, request: InferRequest): void {
   const fields = OPERATIONS[model.op].fields({}) as Record<string, { type?: string }>;
-  for (const [name, parameter] of Object.entries(parameters ?? {})) {
+  for (const [name, parameter] of Object.entries(parameters)) {
     const path = `parameters.${name}`;
     if (name === 'binary_data_output') {
       boolean(parameter, path); // gRPC answers are always raw
@@ -181,7 +182,7 @@ function readOutputs(outputs: ModelInferRequest['outputs'], model: Model): Reque
     if (!model.outputs.includes(name)) throw invalid(`outputs[${i}].name`, `"${name.slice(0, 32)}" is not an output of this model (${model.outputs.join(', ')})`);
     if (seen.has(name)) throw invalid(`outputs[${i}].name`, `output ${name} is asked for twice`);
     seen.add(name);
-    for (const key of Object.keys(parameters ?? {})) throw serviceError('fieldUnknown', `${name} parameters.${key}`);
+    for (const key of Object.keys(parameters)) throw serviceError('fieldUnknown', `${name} parameters.${key}`);
     return { name, binary: null };
   });
 }

@@ -54,6 +54,13 @@ describe('the server methods', () => {
     expect(await client.call('ModelInfer', inferRequest('rmsnorm', [X], { model_version: '2' }))).toMatchObject({ ok: false, code: Status.NOT_FOUND, details: expect.stringMatching(/version 2: unknown/) });
   });
 
+  it('fields left at their defaults are off the wire (as Python clients send them): an empty model name is NOT_FOUND naming it', async () => {
+    const { client } = server.current;
+    expect(await client.call('ModelInfer', {})).toMatchObject({ ok: false, code: Status.NOT_FOUND, details: expect.stringMatching(/^model : unknown/) });
+    expect(await client.call('ModelMetadata', {})).toMatchObject({ ok: false, code: Status.NOT_FOUND });
+    expect(await client.call('Check', {}, { service: 'health' })).toMatchObject({ ok: true, value: { status: 'SERVING' } });
+  });
+
   it('grpc.health.v1 Check: SERVING for "" and the inference service; another name is NOT_FOUND naming it', async () => {
     const { client } = server.current;
     for (const service of ['', INFERENCE]) expect(await client.call('Check', { service }, { service: 'health' })).toMatchObject({ ok: true, value: { status: 'SERVING' } });
