@@ -163,3 +163,8 @@ describe('equal-rate scenarios, selected with --only', () => {
     ]));
   });
 });
+
+it('load/ type-checks, as npm run load and npm run bench compile it before they run (the runs above only transpile it)', async () => {
+  const r = await run([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'load', 'tsconfig.json'), '--noEmit']);
+  expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+}, RUN_TIMEOUT_MS);
