@@ -6,6 +6,7 @@
 import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { fileURLToPath } from 'node:url';
+import { readInferRequest } from './infer-codec.js';
 
 const PROTO_DIR = fileURLToPath(new URL('./proto/', import.meta.url));
 
@@ -27,19 +28,15 @@ type Methods = Record<string, MethodDefinition<object, object>>;
 
 const inference = packageDefinition[INFERENCE_SERVICE] as unknown as Methods;
 
-/** encodes a ModelInferResponse (a plain object) to its protobuf bytes */
-export const encodeInferResponse = inference.ModelInfer.responseSerialize as (response: object) => Buffer;
-/** encodes a ModelStreamInferResponse */
-export const encodeStreamResponse = inference.ModelStreamInfer.responseSerialize as (response: object) => Buffer;
-
-// answers to inference are encoded by the service itself (grpc/infer.ts), while the request's shared
-// memory is still held: what the handlers hand grpc-js is already bytes
+// inference messages are read and written by hand (grpc/infer-codec.ts); answers are encoded by the
+// service while the request's shared memory is still held, so what the handlers hand grpc-js is bytes
 const passBytes = (bytes: Buffer) => bytes;
+const inferCodec = { requestDeserialize: readInferRequest, responseSerialize: passBytes };
 
 export const inferenceService: ServiceDefinition = {
   ...inference,
-  ModelInfer: { ...inference.ModelInfer, responseSerialize: passBytes },
-  ModelStreamInfer: { ...inference.ModelStreamInfer, responseSerialize: passBytes },
+  ModelInfer: { ...inference.ModelInfer, ...inferCodec },
+  ModelStreamInfer: { ...inference.ModelStreamInfer, ...inferCodec },
 } as unknown as ServiceDefinition;
 
 export const healthService = packageDefinition[HEALTH_SERVICE] as unknown as ServiceDefinition;

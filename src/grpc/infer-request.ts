@@ -7,7 +7,7 @@ import { DTYPES, type Dtype } from '../codec/dtype.js';
 import { serviceError } from '../errors.js';
 import type { Lease } from '../memory/lease.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
-import { OPERATIONS } from '../ops/registry.js';
+import { OP_NAMES, OPERATIONS, type OpName } from '../ops/registry.js';
 import { DATATYPE_NAMES, DATATYPES } from '../http/v2/datatypes.js';
 import type { InferRequest, RequestedOutput } from '../http/v2/infer-request.js';
 import type { Model } from '../http/v2/models.js';
@@ -38,6 +38,8 @@ export interface ModelInferRequest {
   inputs: InputTensor[];
   outputs: { name: string; parameters: Parameters }[];
   raw_input_contents: Buffer[];
+  /** set when the bytes were not a ModelInferRequest: why (grpc/infer-codec.ts) */
+  malformed?: string;
 }
 
 const invalid = (path: string, what: string) => serviceError('fieldInvalid', path, what);
@@ -126,8 +128,13 @@ export function placeInputs({ infer, inputs }: ReadInfer, slabs: TensorMemory, l
 
 /** the request's parameters: the operation's options (each a choice that fits its type), timeout and
  *  binary_data_output; any other key is refused */
+/** each operation's option types (`integer`, `number`, `boolean`, `string`), from its fields' schemas */
+const OPTION_TYPES = Object.fromEntries(OP_NAMES.map((op) => [op, Object.fromEntries(
+  Object.entries(OPERATIONS[op].fields({}) as Record<string, { type?: string }>).map(([name, schema]) => [name, schema.type]),
+)])) as Record<OpName, Record<string, string | undefined>>;
+
 function readParameters(parameters: Parameters, model: Model, request: InferRequest): void {
-  const fields = OPERATIONS[model.op].fields({}) as Record<string, { type?: string }>;
+  const types = OPTION_TYPES[model.op];
   for (const [name, parameter] of Object.entries(parameters)) {
     const path = `parameters.${name}`;
     if (name === 'binary_data_output') {
@@ -137,7 +144,7 @@ function readParameters(parameters: Parameters, model: Model, request: InferRequ
       if (micros < 1) throw invalid(path, 'must be a whole number of microseconds ≥ 1');
       request.timeoutMs = Math.ceil(micros / 1000);
     } else if (model.parameters.includes(name)) {
-      request.body[name] = optionValue(parameter, path, name, fields[name]?.type);
+      request.body[name] = optionValue(parameter, path, name, types[name]);
     } else {
       throw serviceError('fieldUnknown', path);
     }

@@ -6,26 +6,25 @@ import type { Admitted } from '../engine/admission.js';
 import type { Engine } from '../engine/engine.js';
 import { isServiceError, serviceError } from '../errors.js';
 import { validationError, type AjvError } from '../http/error-handler.js';
-import { serverTiming } from '../http/request-context.js';
 import { DATATYPE_OF } from '../http/v2/datatypes.js';
 import { chooseOutputs } from '../http/v2/infer-answer.js';
 import { MODEL_VERSION, modelFor } from '../http/v2/models.js';
 import { tensorBytes } from '../codec/write-tensor.js';
 import { producedOutputs, type CheckedRequest } from '../jobs/checked-request.js';
 import type { Job } from '../jobs/job.js';
-import type { AnswerFormat, PipelineResult } from '../jobs/pipeline.js';
+import type { AnswerFormat, PipelineResult, Timings } from '../jobs/pipeline.js';
 import { Lease } from '../memory/lease.js';
 import type { OpName } from '../ops/registry.js';
 import type { TaskFault } from '../pool/protocol.js';
-import { encodeInferResponse } from './definitions.js';
+import { encodeInferResponse } from './infer-codec.js';
 import { placeInputs, readGrpcInferRequest, type ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
 
 export interface InferAnswer {
-  /** the encoded ModelInferResponse */
+  /** the encoded ModelInferResponse (framed as a ModelStreamInferResponse on a stream) */
   response: Buffer;
-  /** REST's Server-Timing value, sent as the `server-timing` trailer */
-  serverTiming: string;
+  /** for REST's Server-Timing value, sent as a unary call's `server-timing` trailer */
+  timings: Timings;
 }
 
 /** a failed request: its gRPC status, and its id (a stream answers failures in place, with the id) */
@@ -41,6 +40,8 @@ export interface InferContext {
   /** the deadline's timeout in ms from now: the call's or stream request's, at most REQUEST_TIMEOUT_MS */
   timeoutMs: number;
   fault: TaskFault | null;
+  /** the answer goes on a stream: framed as a ModelStreamInferResponse */
+  stream: boolean;
   /** called with the request's admission once it has one: the caller ends it if the call goes away */
   admitted(admitted: Admitted): void;
 }
@@ -55,6 +56,7 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
   let answered = false;
   try {
     const started = performance.now();
+    if (message.malformed !== undefined) throw serviceError('bodyInvalid', `not a ModelInferRequest (${message.malformed})`);
     const model = modelFor(message.model_name, message.model_version === '' ? undefined : message.model_version);
     options = model.parameters;
     const read = readGrpcInferRequest(model, message);
@@ -72,7 +74,7 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
         chosen = chooseOutputs(read.infer, producedOutputs(req)).map(({ name }) => name);
         return null;
       },
-      encode: (jobs: Job[]) => encodeAnswer(message, jobs[0], chosen),
+      encode: (jobs: Job[]) => encodeAnswer(message, jobs[0], chosen, ctx.stream),
     };
     const decodeMs = performance.now() - started;
     const { payload, timings }: PipelineResult = await engine.run({
@@ -84,7 +86,7 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
       fault: ctx.fault,
     });
     answered = true;
-    return { response: payload as Buffer, serverTiming: serverTiming({ ...timings, decode: decodeMs + timings.decode }) };
+    return { response: payload as Buffer, timings: { ...timings, decode: decodeMs + timings.decode } };
   } catch (err) {
     throw failure(err, shapes, options, message.id);
   } finally {
@@ -93,16 +95,13 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
   }
 }
 
-function encodeAnswer(message: ModelInferRequest, job: Job, chosen: string[]): Buffer {
+function encodeAnswer(message: ModelInferRequest, job: Job, chosen: string[], stream: boolean): Buffer {
   const tensors = new Map(job.outputs);
-  const outputs = chosen.map((name) => tensors.get(name)!);
-  return encodeInferResponse({
-    model_name: message.model_name,
-    model_version: MODEL_VERSION,
-    id: message.id,
-    outputs: outputs.map((t, i) => ({ name: chosen[i], datatype: DATATYPE_OF[t.dtype], shape: t.shape })),
-    raw_output_contents: outputs.map(tensorBytes),
+  const outputs = chosen.map((name) => {
+    const t = tensors.get(name)!;
+    return { name, datatype: DATATYPE_OF[t.dtype], shape: t.shape, bytes: tensorBytes(t) };
   });
+  return encodeInferResponse(message.model_name, MODEL_VERSION, message.id, outputs, stream);
 }
 
 /** the operation's checks name an option by itself (`eps: must be >= 0`); a gRPC request sent it as a

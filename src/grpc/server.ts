@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
 import { isServiceError, serviceError } from '../errors.js';
+import { serverTiming } from '../http/request-context.js';
 import { compileOpValidators } from '../http/v1/schemas.js';
 import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from '../http/v2/models.js';
 import type { TaskFault } from '../pool/protocol.js';
@@ -92,8 +93,8 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
       }
     };
 
-  const inferContext = (metadata: Metadata, id: string, timeoutMs: number, onAdmitted: InferContext['admitted']): InferContext =>
-    ({ engine, validators, timeoutMs, fault: fault(metadata, id), admitted: onAdmitted });
+  const inferContext = (metadata: Metadata, id: string, timeoutMs: number, stream: boolean, onAdmitted: InferContext['admitted']): InferContext =>
+    ({ engine, validators, timeoutMs, fault: fault(metadata, id), stream, admitted: onAdmitted });
 
   const inferenceHandlers: UntypedServiceImplementation = {
     ServerLive: unary('ServerLive', () => ({ live: true }), true),
@@ -111,14 +112,14 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         callback(status);
       };
       if (!authorized(call.metadata)) return fail(grpcStatus(serviceError('unauthorizedGrpc')));
-      const ctx = inferContext(call.metadata, call.request.id, timeoutOf(call.getDeadline()), (admitted) => {
+      const ctx = inferContext(call.metadata, call.request.id, timeoutOf(call.getDeadline()), false, (admitted) => {
         // the client cancelled, or grpc-js ended the call at its deadline: queued work is dropped
         call.once('cancelled', () => admitted.end(false));
       });
-      infer(ctx, call.request).then(({ response, serverTiming }) => {
+      infer(ctx, call.request).then(({ response, timings }) => {
         done(Status.OK);
         const trailer = new Metadata();
-        trailer.set('server-timing', serverTiming);
+        trailer.set('server-timing', serverTiming(timings));
         callback(null, response, trailer);
       }, (err: InferFailure) => {
         if (err.status.code === Status.INTERNAL) log((err.cause as Error) ?? err, 'grpc ModelInfer failed');
@@ -132,7 +133,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         return call.emit('error', grpcStatus(serviceError('unauthorizedGrpc')));
       }
       const stream = serveStream(call, {
-        infer: (message, onAdmitted) => infer(inferContext(call.metadata, message.id, config.requestTimeoutMs, onAdmitted), message),
+        infer: (message, onAdmitted) => infer(inferContext(call.metadata, message.id, config.requestTimeoutMs, true, onAdmitted), message),
         countRequest: (model, ok) => engine.metrics.streamRequests.cell(model, ok ? 'ok' : 'error').value++,
         ended: (code) => {
           streams.delete(stream);

@@ -5,7 +5,7 @@
 import { status as Status, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { Admitted } from '../engine/admission.js';
 import { serviceError } from '../errors.js';
-import { encodeStreamResponse } from './definitions.js';
+import { encodeStreamError } from './infer-codec.js';
 import { InferFailure, type InferAnswer } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
 import { grpcStatus } from './status.js';
@@ -22,19 +22,6 @@ export interface StreamDeps {
 }
 
 type Outcome = { answer: InferAnswer } | { failure: InferFailure };
-
-/** a ModelStreamInferResponse around an already encoded ModelInferResponse: field 2, length-delimited */
-function wrapAnswer(response: Buffer): Buffer {
-  const head = [0x12];
-  for (let n = response.length; ; n = Math.floor(n / 128)) {
-    if (n < 128) {
-      head.push(n);
-      break;
-    }
-    head.push((n % 128) | 128);
-  }
-  return Buffer.concat([Buffer.from(head), response]);
-}
 
 export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>, deps: StreamDeps): { drain(): void } {
   const failFast = call.metadata.get('triton_grpc_error')[0] === 'true';
@@ -67,12 +54,12 @@ export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>,
     if (finished) return;
     if ('answer' in outcome) {
       deps.countRequest(message.model_name, true);
-      call.write(wrapAnswer(outcome.answer.response));
+      call.write(outcome.answer.response);
     } else {
       deps.countRequest(message.model_name, false);
       if (outcome.failure.status.code === Status.INTERNAL) deps.log((outcome.failure.cause as Error) ?? outcome.failure, 'grpc stream request failed');
       if (failFast) return finish(outcome.failure.status.code, outcome.failure.status);
-      call.write(encodeStreamResponse({ error_message: outcome.failure.status.details, infer_response: { id: outcome.failure.id } }));
+      call.write(encodeStreamError(outcome.failure.status.details, outcome.failure.id));
     }
     if (reading && call.isPaused() && unanswered < WINDOW) call.resume();
     settle();

@@ -61,6 +61,17 @@ describe('the server methods', () => {
     expect(await client.call('Check', {}, { service: 'health' })).toMatchObject({ ok: true, value: { status: 'SERVING' } });
   });
 
+  it('bytes that are not a ModelInferRequest are INVALID_ARGUMENT saying so (and the server serves on)', async () => {
+    const client = new Client(`127.0.0.1:${server.current.front.port}`, credentials.createInsecure());
+    const status = await new Promise<ServiceError | null>((resolve) => {
+      // field 1 (model_name) says 7 bytes and the message ends after 2
+      client.makeUnaryRequest('/inference.GRPCInferenceService/ModelInfer', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0a, 0x07, 0x72, 0x6d]), (err: ServiceError | null) => resolve(err));
+    });
+    expect([status?.code, status?.details]).toEqual([Status.INVALID_ARGUMENT, 'body: not a ModelInferRequest (protobuf: a field runs past the end of the message)']);
+    client.close();
+    expect(await server.current.client.call('ServerLive', {})).toMatchObject({ ok: true });
+  });
+
   it('grpc.health.v1 Check: SERVING for "" and the inference service; another name is NOT_FOUND naming it', async () => {
     const { client } = server.current;
     for (const service of ['', INFERENCE]) expect(await client.call('Check', { service }, { service: 'health' })).toMatchObject({ ok: true, value: { status: 'SERVING' } });
