@@ -22,9 +22,11 @@ TAG_B=tensor-norm-service:swarm-b
 TAG_BAD=tensor-norm-service:swarm-bad
 swarm_joined=""
 swarm_load_pid=""
+swarm_grpc_pid=""
 
 swarm_cleanup() {
   [ -n "$swarm_load_pid" ] && kill "$swarm_load_pid" 2>/dev/null
+  [ -n "$swarm_grpc_pid" ] && kill "$swarm_grpc_pid" 2>/dev/null
   $DOCKER stack rm "$STACK" >/dev/null 2>&1
   # the stack's containers stop (drain) before its network can go
   for _ in $(seq 1 120); do
@@ -43,8 +45,8 @@ app_containers() {
 }
 
 # converged: exactly $1 app containers run, all of image $2 and healthy, none of them the
-# container $gone, HAProxy has $1 servers UP, and no update is under way (the update
-# state, when there is one, is $3)
+# container $gone, HAProxy has $1 servers UP in its HTTP and gRPC backends, and no update is
+# under way (the update state, when there is one, is $3)
 gone=""
 converged() {
   local want=$1 image=$2 update_state=${3:-} lines healthy state
@@ -57,7 +59,7 @@ converged() {
     state=$($DOCKER service inspect -f '{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}' "${STACK}_app")
     [ "$state" = "$update_state" ] || return 1
   fi
-  [ "$(lb_up "$(swarm_lb)")" -eq "$want" ]
+  [ "$(lb_up "$(swarm_lb)")" -eq "$want" ] && [ "$(lb_grpc_up "$(swarm_lb)")" -eq "$want" ]
 }
 
 swarm_lb() { $DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_lb" | head -1; }
@@ -78,6 +80,8 @@ start_load() {
   # bounded: longer than any operation may take to converge (step 2 waits twice)
   API_KEY=$KEY node docker/load.mjs "http://127.0.0.1:$SWARM_PORT" $((2 * SWARM_TIMEOUT + 30)) "$LOAD_CONNECTIONS" >"$WORK/swarm-load.json" 2>"$WORK/swarm-load.err" &
   swarm_load_pid=$!
+  API_KEY=$KEY node docker/grpc-load.mjs "127.0.0.1:$SWARM_GRPC_PORT" $((2 * SWARM_TIMEOUT + 30)) "$GRPC_WORKERS" >"$WORK/swarm-grpc.json" 2>"$WORK/swarm-grpc.err" &
+  swarm_grpc_pid=$!
   load_since=$(date +%s)
   local t_load
   t_load=$(date +%s.%N)
@@ -91,20 +95,27 @@ start_load() {
 # stops the load (SIGTERM: autocannon stops and reports), then the hog; fails the step on any
 # failed request
 stop_load() {
-  local what=$1 converge=$2 rc=0 figures retried
+  local what=$1 converge=$2 rc=0 grpc_rc=0 figures retried grpc_met
   sleep 2 # and goes on a little after the convergence
   kill -TERM "$swarm_load_pid" 2>/dev/null || true # already ended on its own: its figures say why
+  kill -TERM "$swarm_grpc_pid" 2>/dev/null || true
   wait "$swarm_load_pid" || rc=$?
   swarm_load_pid=""
+  wait "$swarm_grpc_pid" || grpc_rc=$?
+  swarm_grpc_pid=""
   hog_stop
+  cat "$WORK/swarm-grpc.err" >&2
+  grpc_load_check "$what" "$WORK/swarm-grpc.json" "$grpc_rc"
   cat "$WORK/swarm-load.err" >&2
   figures=$(cat "$WORK/swarm-load.json")
   echo "load figures: $figures"
   # with dontlog-normal HAProxy logs only requests that met an error or were retried; the retried
   # ones have a non-zero retries count (the last of its five connection counts, "+" if redispatched)
   retried=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -cE '/\+?[1-9][0-9]* [0-9]+/[0-9]+ "POST /v1/' || true)
+  # gRPC calls that met an error at HAProxy (a dead replica's streams); the client made them good
+  grpc_met=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -c 'inference.GRPCInferenceService/' || true)
   [ "$rc" -eq 0 ] || { $DOCKER service logs --tail 20 "${STACK}_lb" 2>&1 | cut -c1-220 >&2; fail "$what: failed requests: $figures"; }
-  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $hog_figures"
+  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $hog_figures"
 }
 
 swarm_test() {
@@ -126,8 +137,9 @@ swarm_test() {
   KEY=$(node -e "console.log(require('crypto').randomBytes(16).toString('hex'))")
   printf '%s\n' "$KEY" | $DOCKER secret create "$SECRET" - >/dev/null || fail "docker secret create"
   SWARM_PORT=$(free_port)
+  SWARM_GRPC_PORT=$(free_port)
   deploy() {
-    APP_IMAGE=$1 LB_IMAGE=$LB_IMAGE LB_PORT=$SWARM_PORT API_KEYS_SECRET=$SECRET REPLICAS=$SWARM_REPLICAS \
+    APP_IMAGE=$1 LB_IMAGE=$LB_IMAGE LB_PORT=$SWARM_PORT LB_GRPC_PORT=$SWARM_GRPC_PORT API_KEYS_SECRET=$SECRET REPLICAS=$SWARM_REPLICAS \
       $DOCKER stack deploy --resolve-image never -c docker/stack.yaml "$STACK" >"$WORK/deploy.txt" 2>&1 \
       || { cat "$WORK/deploy.txt"; fail "docker stack deploy"; }
   }
@@ -136,6 +148,7 @@ swarm_test() {
   secs=$(wait_converged $SWARM_REPLICAS "$TAG_A") || fail "the stack did not come up"
   pass "stack $STACK deployed: $SWARM_REPLICAS replicas healthy (/readyz) and UP in HAProxy after $secs s; HAProxy published on the node's port $SWARM_PORT (host mode), the load sent to 127.0.0.1"
   API_KEY=$KEY node docker/smoke.mjs "http://127.0.0.1:$SWARM_PORT" 1 >/dev/null || fail "requests through the swarm's HAProxy"
+  API_KEY=$KEY node docker/grpc-load.mjs "127.0.0.1:$SWARM_GRPC_PORT" 1 2 >/dev/null || fail "gRPC through the swarm's HAProxy (with the API key)"
   # each replica, asked directly on the overlay network from the LB's container
   mapfile -t ips < <($DOCKER exec "$(swarm_lb)" getent ahostsv4 tasks.app | awk '{print $1}' | sort -u)
   [ "${#ips[@]}" -eq $SWARM_REPLICAS ] || fail "tasks.app: ${#ips[@]} addresses (${ips[*]}), expected $SWARM_REPLICAS"

@@ -38,9 +38,11 @@ KUBECTL_DIR=${KUBECTL_DIR:-/var/tmp/kubectl-1.20}
 LOAD_SECONDS=${LOAD_SECONDS:-12}
 LOAD_CONNECTIONS=${LOAD_CONNECTIONS:-16}
 KILL_AFTER=${KILL_AFTER:-4} # seconds into the load
+GRPC_WORKERS=${GRPC_WORKERS:-4} # docker/grpc-load.mjs beside the HTTP load: half unary, half streams
 NOISY_NEIGHBOUR=${NOISY_NEIGHBOUR:-1} # 0: steps 3 and 4 without the CPU hog beside them
 REPLICAS=3
 LB_PORT=8080 # replaced by a free port in step 3
+LB_GRPC_PORT=8081 # likewise
 APP_IMAGE=tensor-norm-service:latest
 LB_IMAGE=tensor-norm-lb:latest
 PROJECT=tnstest$$
@@ -57,6 +59,7 @@ t_all=$(date +%s.%N)
 passed=0
 started_dockerd=""
 load_pid=""
+grpc_load_pid=""
 hog="" # the CPU hog container running now (hog_start), by name
 
 elapsed() { awk -v now="$(date +%s.%N)" -v t0="$1" 'BEGIN { printf "%.1f", now - t0 }'; }
@@ -65,7 +68,7 @@ step_done() { printf '[time] %s s\n' "$(elapsed "$t_step")"; }
 pass() { passed=$((passed + 1)); printf 'ok   %s\n' "$*"; }
 fail() { printf 'FAIL %s\n' "$*" >&2; exit 1; }
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
-compose() { LB_PORT=$LB_PORT docker-compose -p "$PROJECT" -f docker/compose.yaml "$@"; }
+compose() { LB_PORT=$LB_PORT LB_GRPC_PORT=$LB_GRPC_PORT docker-compose -p "$PROJECT" -f docker/compose.yaml "$@"; }
 
 cleanup() {
   local rc=$?
@@ -73,6 +76,7 @@ cleanup() {
   trap - EXIT INT TERM
   printf '\n=== 5/5 clean up\n'
   [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null
+  [ -n "$grpc_load_pid" ] && kill "$grpc_load_pid" 2>/dev/null
   if [ -n "${DOCKER_HOST:-}" ] || [ -S /var/run/docker.sock ]; then
     hog_cleanup
     $DOCKER rm -f "$SINGLE" >/dev/null 2>&1
@@ -93,7 +97,19 @@ cleanup() {
   exit "$rc"
 }
 # servers HAProxy (container $1) has UP in the backend, from its stats CSV (field 18 is the status)
-lb_up() { $DOCKER exec "$1" node -e "fetch('http://127.0.0.1:8404/stats;csv').then(r=>r.text()).then(t=>console.log(t.split('\n').filter(l=>l.startsWith('replicas,app')&&l.split(',')[17]==='UP').length))" 2>/dev/null || echo 0; }
+# lb_up LB [BACKEND,SERVER-PREFIX]: servers UP in HAProxy's backend (the HTTP one unless told)
+lb_up() { $DOCKER exec "$1" node -e "fetch('http://127.0.0.1:8404/stats;csv').then(r=>r.text()).then(t=>console.log(t.split('\n').filter(l=>l.startsWith('${2:-replicas,app}')&&l.split(',')[17]==='UP').length))" 2>/dev/null || echo 0; }
+lb_grpc_up() { lb_up "$1" grpc_replicas,grpc; }
+
+# grpc_load_check NAME FILE RC: fails the step on any gRPC request without its right answer,
+# else prints the figures (docker/grpc-load.mjs)
+grpc_load_check() {
+  local figures
+  figures=$(cat "$2")
+  echo "gRPC load figures ($1): $figures"
+  [ "$3" -eq 0 ] || fail "$1: gRPC requests without their right answer: $figures"
+  grpc_summary=$(node -e "const f=JSON.parse(process.argv[1]);console.log('gRPC '+f.sent+' requests ('+f.correct+' answered right, '+f.resent+' sent again, '+f.streamsEndedEarly+' of '+f.streams+' streams ended early), '+f.failed+' failed, p99 '+f.latencyP99ms+' ms')" "$figures")
+}
 
 # ---- the noisy neighbour: a CPU hog beside an operation under load ----------------------
 # hog_start NAME: a container of the Dockerfile's node:<major>-slim (HOG_IMAGE, set in step 0)
@@ -280,6 +296,7 @@ step_done
 # ---- 3. compose: replicas behind the load balancer ----------------------------------------
 step "3/5 compose: $REPLICAS replicas behind HAProxy, SIGKILL one under load"
 LB_PORT=$(free_port)
+LB_GRPC_PORT=$(free_port)
 compose up -d --no-build --scale app=$REPLICAS >"$WORK/up.txt" 2>&1 || { cat "$WORK/up.txt"; fail "docker-compose up"; }
 lb=$(compose ps -q lb)
 mapfile -t apps < <(compose ps -q app)
@@ -289,23 +306,28 @@ healthy_count() { local n=0 c; for c in "${apps[@]}"; do [ "$($DOCKER inspect -f
 
 t0=$(date +%s.%N)
 for _ in $(seq 1 120); do
-  [ "$(healthy_count)" -eq $REPLICAS ] && [ "$(lb_up "$lb")" -eq $REPLICAS ] && break
+  [ "$(healthy_count)" -eq $REPLICAS ] && [ "$(lb_up "$lb")" -eq $REPLICAS ] && [ "$(lb_grpc_up "$lb")" -eq $REPLICAS ] && break
   sleep 0.5
 done
 [ "$(healthy_count)" -eq $REPLICAS ] || { compose logs --tail 20; fail "replicas not healthy"; }
 [ "$(lb_up "$lb")" -eq $REPLICAS ] || { $DOCKER logs "$lb" 2>&1 | tail -20; fail "HAProxy does not see $REPLICAS replicas UP"; }
-pass "$REPLICAS replicas healthy and UP in HAProxy after $(elapsed "$t0") s; LB on 127.0.0.1:$LB_PORT"
+[ "$(lb_grpc_up "$lb")" -eq $REPLICAS ] || { $DOCKER logs "$lb" 2>&1 | tail -20; fail "HAProxy does not see $REPLICAS gRPC replicas UP"; }
+pass "$REPLICAS replicas healthy and UP in HAProxy (HTTP and gRPC backends) after $(elapsed "$t0") s; LB on 127.0.0.1:$LB_PORT, gRPC on 127.0.0.1:$LB_GRPC_PORT"
 
 node docker/smoke.mjs "http://127.0.0.1:$LB_PORT" || fail "requests through the load balancer"
 pass "RMSNorm and LayerNorm answers checked through the load balancer"
+node docker/grpc-load.mjs "127.0.0.1:$LB_GRPC_PORT" 1 2 >"$WORK/grpc-smoke.json" || { cat "$WORK/grpc-smoke.json"; $DOCKER logs "$lb" 2>&1 | tail -20; fail "gRPC through the load balancer"; }
+pass "gRPC through HAProxy: unary and stream answers checked ($(cat "$WORK/grpc-smoke.json"))"
 
 victim=${apps[1]}
 victim_name=$($DOCKER inspect -f '{{.Name}}' "$victim" | tr -d /)
 restarts_before=$($DOCKER inspect -f '{{.RestartCount}}' "$victim")
 hog_start compose
-echo "load: autocannon, $LOAD_CONNECTIONS connections, ${LOAD_SECONDS} s; SIGKILL $victim_name after ${KILL_AFTER} s"
+echo "load: autocannon, $LOAD_CONNECTIONS connections, and gRPC, $GRPC_WORKERS unary and stream workers, ${LOAD_SECONDS} s; SIGKILL $victim_name after ${KILL_AFTER} s"
 node docker/load.mjs "http://127.0.0.1:$LB_PORT" "$LOAD_SECONDS" "$LOAD_CONNECTIONS" >"$WORK/load.json" 2>"$WORK/load.err" &
 load_pid=$!
+node docker/grpc-load.mjs "127.0.0.1:$LB_GRPC_PORT" "$LOAD_SECONDS" "$GRPC_WORKERS" >"$WORK/grpc-load.json" 2>"$WORK/grpc-load.err" &
+grpc_load_pid=$!
 t_load=$(date +%s.%N)
 sleep 1 # past load.mjs's checks of the expected answers, into autocannon's load
 hog_sample
@@ -335,12 +357,20 @@ done
 
 if ! wait "$load_pid"; then load_rc=1; else load_rc=0; fi
 load_pid=""
+if ! wait "$grpc_load_pid"; then grpc_rc=1; else grpc_rc=0; fi
+grpc_load_pid=""
 hog_stop
+cat "$WORK/grpc-load.err" >&2
+grpc_load_check "replica SIGKILLed under load" "$WORK/grpc-load.json" "$grpc_rc"
 cat "$WORK/load.err" >&2
 figures=$(cat "$WORK/load.json")
 echo "load figures: $figures"
 # with dontlog-normal HAProxy logs only requests that hit an error or were retried
 $DOCKER logs "$lb" 2>&1 | grep 'POST /v1/' >"$WORK/lb.log" || true
+# gRPC calls HAProxy logged (errors only, as above): those that met the dead replica
+grpc_met=$($DOCKER logs "$lb" 2>&1 | grep -c 'inference.GRPCInferenceService/' || true)
+echo "HAProxy logged $grpc_met gRPC calls that met an error (the client's retry policy and resends made them good), e.g.:"
+$DOCKER logs "$lb" 2>&1 | grep 'inference.GRPCInferenceService/' | head -2 | cut -c1-220 | sed 's/^/  /'
 echo "HAProxy logged $(wc -l <"$WORK/lb.log") requests that met the dead replica (errors and retries only), e.g.:"
 head -3 "$WORK/lb.log" | cut -c1-220 | sed 's/^/  /'
 [ "$load_rc" -eq 0 ] || fail "failed requests during the replica kill: $figures"
@@ -348,7 +378,7 @@ head -3 "$WORK/lb.log" | cut -c1-220 | sed 's/^/  /'
 [ -n "$t_healthy" ] || fail "the killed replica did not become healthy again"
 [ -n "$t_lb" ] || fail "HAProxy did not put the killed replica back in rotation"
 summary=$(node -e "const f=JSON.parse(process.argv[1]);console.log(f.sent+' sent, '+f.answered+' answered ('+f.correct+' 200 with the right body), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s; '+f.rps+' req/s, p99 '+f.latencyP99ms+' ms, max '+f.latencyMaxMs+' ms')" "$figures")
-pass "replica SIGKILLed under load: $summary; $hog_figures"
+pass "replica SIGKILLed under load: $summary; $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $hog_figures"
 pass "killed replica restarted after ${t_running} s, back in HAProxy rotation after ${t_lb} s, Docker healthy after ${t_healthy} s"
 step_done
 

@@ -98,6 +98,8 @@ function checkRelations(objects) {
   for (const svc of byKind('Service')) {
     check(matches(svc.spec.selector, podLabels), `Service ${svc.metadata.name}: selector does not match the pods`);
     for (const p of svc.spec.ports) check(portNames.has(p.targetPort ?? p.port), `Service ${svc.metadata.name}: targetPort ${p.targetPort} is not a container port`);
+    const grpc = svc.spec.ports.find((p) => p.name === 'grpc');
+    check(grpc?.appProtocol === 'grpc' && grpc?.targetPort === 'grpc', `Service ${svc.metadata.name}: needs the gRPC port (targetPort grpc, appProtocol grpc)`);
   }
   for (const hpa of byKind('HorizontalPodAutoscaler')) {
     const ref = hpa.spec.scaleTargetRef;
