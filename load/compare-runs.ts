@@ -1,7 +1,8 @@
 // node dist-load/compare-runs.js A1,A2,… B1,B2,…: alternating load runs (A B A B …, each written with
 // `npm run load -- --out <dir>`) compared pair by pair: per scenario and per equal-rate run, B's server
 // CPU per request ÷ A's in each pair, and the median over the pairs; beside it each side's service ÷
-// floor ratio (÷ echo at an equal rate), which the run measured itself. Nothing is timed here: it reads results.json files.
+// floor ratio (÷ echo at an equal rate; gRPC: ÷ the gRPC floor, at an equal rate ÷ the service on /v2),
+// which the run measured itself. Nothing is timed here: it reads results.json files.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadResults, RunFigures } from './results.js';
@@ -45,7 +46,9 @@ function compare(ids: string[], rowsOf: (run: LoadResults) => Row[]): void {
 compare(a[0].scenarios.map((s) => s.id), (run) => run.scenarios.map((s) => ({ id: s.id, service: s.service, base: s.floorRatio?.serverCpuPerReq })));
 // at an equal rate the service is judged against the echo (an info run: against itself at warn)
 compare((a[0].rates ?? []).map((f) => f.id), (run) => (run.rates ?? []).map((f) => ({ id: f.id, service: f.service, base: f.logLevel === 'info' ? f.warnCpuRatio : f.echoCpuRatio })));
+compare((a[0].grpc ?? []).map((f) => f.id), (run) => (run.grpc ?? []).map((f) => ({ id: f.id, service: f.service, base: f.floorRatio?.serverCpuPerReq })));
+compare((a[0].grpcRates ?? []).map((f) => f.id), (run) => (run.grpcRates ?? []).map((f) => ({ id: f.id, service: f.service, base: f.v2CpuRatio })));
 const columns = ['scenario', 'figure', 'per pair', 'median', 'A ms/req', 'B ms/req', 'A svc÷base', 'B svc÷base'];
 const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
 const line = (r: string[]) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
-process.stdout.write(`A: ${aDirs.join(', ')}\nB: ${bDirs.join(', ')}\nbase: the floor, saturated; at an equal rate (@) the echo; an info run the service at warn\n${[columns, ...rows].map(line).join('\n')}\n`);
+process.stdout.write(`A: ${aDirs.join(', ')}\nB: ${bDirs.join(', ')}\nbase: the floor, saturated; at an equal rate (@) the echo; an info run the service at warn; gRPC: the gRPC floor, at an equal rate the service on /v2\n${[columns, ...rows].map(line).join('\n')}\n`);

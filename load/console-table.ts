@@ -1,6 +1,6 @@
 // the console table a load run prints as it goes and at the end.
 import type { LoopDelay } from './event-loop.js';
-import type { MixedFigures, RateFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
+import type { GrpcFigures, GrpcRateFigures, MixedFigures, RateFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
 
 const fmt = (v: number | null, digits = 2) => (v === null || !Number.isFinite(v) ? '–' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
 const ms = (seconds: number | null) => (seconds === null ? null : seconds * 1000);
@@ -40,6 +40,25 @@ export function pacedRowsOf(f: RateFigures): string[][] {
   if (f.echo !== null) rows.push(ratio('svc/echo', f.echoCpuRatio));
   if (f.floor !== null) rows.push(ratio('svc/floor', f.floorCpuRatio));
   if (f.logLevel === 'info') rows.push(ratio('info/warn', f.warnCpuRatio));
+  return rows;
+}
+
+/** a gRPC scenario's runs, and the service's figures ÷ the gRPC floor's and ÷ its own over /v2 HTTP */
+export function grpcRowsOf(f: GrpcFigures): string[][] {
+  const ratio = (target: string, r: Ratio) => [f.id, target, times(r.rps), times(r.rps), times(r.p50), times(r.p99), '', times(r.serverCpuPerReq), '', '', '', ''];
+  const rows = [line(f.id, 'service', f.service)];
+  if (f.floor !== null) rows.push(line(f.id, 'grpc floor', f.floor));
+  if (f.floorRatio !== null) rows.push(ratio('svc/floor', f.floorRatio));
+  if (f.v2Ratio !== null) rows.push(ratio('svc/v2', f.v2Ratio));
+  return rows;
+}
+
+/** a gRPC rate scenario's runs (req/s is what was achieved), CPU per request ÷ the floor's and ÷ the service's on /v2 */
+export function grpcPacedRowsOf(f: GrpcRateFigures): string[][] {
+  const ratio = (target: string, v: number | null) => [f.id, target, '', '', '', '', '', times(v), '', '', '', ''];
+  const rows = [line(f.id, 'service', f.service)];
+  if (f.floor !== null) rows.push(line(f.id, 'grpc floor', f.floor), ratio('svc/floor', f.floorCpuRatio));
+  rows.push(ratio('svc/v2', f.v2CpuRatio));
   return rows;
 }
 

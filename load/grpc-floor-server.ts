@@ -36,6 +36,10 @@ server.bindAsync(`${process.env.HOST ?? '127.0.0.1'}:${process.env.GRPC_PORT ?? 
   if (err) throw err;
   process.stdout.write(`gRPC floor listening on ${port}\n`);
 });
+// a client that keeps its connection open would hold tryShutdown forever: a second at most
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => server.tryShutdown(() => process.exit(0)));
+  process.once(signal, () => {
+    server.tryShutdown(() => process.exit(0));
+    setTimeout(() => process.exit(0), 1_000).unref();
+  });
 }

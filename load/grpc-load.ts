@@ -17,7 +17,10 @@ export interface GrpcLoadOptions {
   connections: number;
   /** overall requests per second; null: closed loop */
   rate: number | null;
+  /** the run's length; with `amount`, its bound */
   durationMs: number;
+  /** send this many requests in all, and end once each is answered (short runs) */
+  amount?: number;
   /** the call's metadata, e.g. authorization */
   metadata?: Record<string, string>;
 }
@@ -30,7 +33,13 @@ export interface GrpcLoadResult {
   statuses: Record<string, number>;
   /** ms, one per OK answer */
   latencies: number[];
+  /** the window: durationMs, or with `amount` until the last answer */
   elapsedMs: number;
+  /** answers (any outcome), and OK ones, that came within the window: the rest came while it drained */
+  windowAnswers: number;
+  windowOk: number;
+  /** paced runs: the 10 ms slices of the window in which an answer came (0 in a closed loop) */
+  busySlices: number;
   /** the client's own user + system CPU time over the run */
   clientCpuMs: number;
 }
@@ -77,32 +86,59 @@ function frameReader(onMessage: (first: number) => void): (chunk: Buffer) => voi
   };
 }
 
+const SLICE_MS = 10; // as load/measure.ts: how evenly a paced run's answers came
+const DRAIN_MS = 5_000; // after the window, answers still on their way are waited for this long
+
 export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
   const frame = grpcFrame(o.message);
   const headers = { ':method': 'POST', ':path': PATH[o.mode], 'content-type': 'application/grpc', te: 'trailers', ...o.metadata };
-  const result: GrpcLoadResult = { ok: 0, errors: 0, statuses: {}, latencies: [], elapsedMs: 0, clientCpuMs: 0 };
+  const result: GrpcLoadResult = { ok: 0, errors: 0, statuses: {}, latencies: [], elapsedMs: 0, windowAnswers: 0, windowOk: 0, busySlices: 0, clientCpuMs: 0 };
   const sessions: ClientHttp2Session[] = [];
-  for (let i = 0; i < o.connections; i++) {
-    const session = connect(`http://${o.target}`);
-    session.on('error', () => {});
-    await new Promise<void>((resolve, reject) => session.once('connect', () => resolve()).once('error', reject));
-    sessions.push(session);
+  try {
+    for (let i = 0; i < o.connections; i++) {
+      // HTTP/2's default 64 KiB receive window, as @grpc/grpc-js's client (a 16 MiB one saved large answers ~10 % of server CPU)
+      const session = connect(`http://${o.target}`);
+      sessions.push(session);
+      await new Promise<void>((resolve, reject) => session.once('connect', () => resolve()).once('error', reject));
+      session.on('error', () => {}); // a connection lost mid-run: its calls end, and are counted, as errors
+    }
+  } catch (err) {
+    for (const session of sessions) session.destroy();
+    throw err;
   }
   const cpu0 = process.cpuUsage();
   const started = performance.now();
-  const endAt = started + o.durationMs;
+  const slices = o.rate === null ? null : new Set<number>();
   let running = true;
+  let sent = 0;
+  let answered = 0;
+  let allAnswered = () => {};
   const status = (code: string) => { result.statuses[code] = (result.statuses[code] ?? 0) + 1; };
+  const canSend = () => running && (o.amount === undefined || sent < o.amount);
+  /** one answer in (or one call lost): counted, and in a closed loop the connection's next request sent */
+  const answer = (sender: Sender, at: number | null) => {
+    answered++;
+    if (at === null) result.errors++;
+    else {
+      result.ok++;
+      const now = performance.now();
+      result.latencies.push(now - at);
+      slices?.add(Math.floor((now - started) / SLICE_MS));
+    }
+    if (o.amount !== undefined && answered >= o.amount) allAnswered();
+    if (o.rate === null && canSend()) sender.send();
+  };
 
-  // one sender per connection: send() starts a request; `answered` runs when its answer is in
+  // one sender per connection: send() starts a request
   type Sender = { send(): void; outstanding(): number; close(): void };
   const senders: Sender[] = sessions.map((session) => {
     if (o.mode === 'unary') {
       let outstanding = 0;
-      return {
+      const sender: Sender = {
         send() {
+          sent++;
           outstanding++;
-          const sent = performance.now();
+          const at = performance.now();
           const call = session.request(headers);
           let code: string | undefined;
           call.on('response', (h) => { if (h['grpc-status'] !== undefined) code = String(h['grpc-status']); });
@@ -112,38 +148,41 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
           call.on('error', () => { code ??= 'reset'; });
           call.on('close', () => {
             outstanding--;
-            if (code === '0') {
-              result.ok++;
-              result.latencies.push(performance.now() - sent);
-            } else {
-              result.errors++;
-              status(code ?? 'closed');
-            }
-            if (running && o.rate === null) this.send();
+            if (code !== '0') status(code ?? 'closed');
+            answer(sender, code === '0' ? at : null);
           });
           call.end(frame);
         },
         outstanding: () => outstanding,
         close() {},
       };
+      return sender;
     }
     const stream: ClientHttp2Stream = session.request(headers);
     const sentAt: number[] = [];
     let head = 0;
+    let closed = false;
     stream.on('data', frameReader((first) => {
-      const sent = sentAt[head++];
+      const at = sentAt[head++];
       // a ModelStreamInferResponse that starts with field 1 carries an error_message
-      if (first === 0x0a) result.errors++;
-      else {
-        result.ok++;
-        result.latencies.push(performance.now() - sent);
-      }
-      if (running && o.rate === null) sender.send();
+      answer(sender, first === 0x0a ? null : at);
     }));
     stream.on('trailers', (t) => { if (t['grpc-status'] !== '0') status(String(t['grpc-status'])); });
     stream.on('error', () => {});
+    // a stream that ended early: what it left unanswered is lost
+    stream.on('close', () => {
+      closed = true;
+      if (running && stream.rstCode !== 0) status(`stream reset ${stream.rstCode}`);
+      while (head < sentAt.length) { head++; answer(sender, null); }
+    });
     const sender: Sender = {
       send() {
+        sent++;
+        if (closed) {
+          status('stream closed');
+          answer(sender, null);
+          return;
+        }
         sentAt.push(performance.now());
         stream.write(frame);
       },
@@ -154,23 +193,24 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
   });
 
   await new Promise<void>((resolve) => {
+    const end = setTimeout(() => allAnswered(), o.durationMs);
+    let tick: NodeJS.Timeout | undefined;
+    allAnswered = () => {
+      clearTimeout(end);
+      clearInterval(tick);
+      allAnswered = () => {};
+      resolve();
+    };
     if (o.rate === null) {
-      for (const s of senders) s.send();
-      setTimeout(resolve, o.durationMs);
+      for (const s of senders) if (canSend()) s.send();
       return;
     }
-    // paced: each millisecond, the requests due by now, round-robin over the connections
-    let sent = 0;
+    // paced: each millisecond, the requests due by now (the k-th at k / rate s, the first at once, so a
+    // window of T s offers T × rate), round-robin over the connections
     let next = 0;
-    const tick = setInterval(() => {
-      const now = performance.now();
-      if (now >= endAt) {
-        clearInterval(tick);
-        resolve();
-        return;
-      }
-      const due = Math.floor(((now - started) / 1000) * o.rate!);
-      for (; sent < due; sent++) {
+    tick = setInterval(() => {
+      const due = Math.floor(((performance.now() - started) / 1000) * o.rate!) + 1;
+      while (sent < due && canSend()) {
         senders[next].send();
         next = (next + 1) % senders.length;
       }
@@ -178,11 +218,14 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
   });
   running = false;
   result.elapsedMs = performance.now() - started;
+  result.windowAnswers = answered;
+  result.windowOk = result.ok;
   // answers still on their way: wait for them, briefly
-  const drainUntil = performance.now() + 5_000;
+  const drainUntil = performance.now() + DRAIN_MS;
   while (senders.some((s) => s.outstanding() > 0) && performance.now() < drainUntil) await new Promise((r) => setTimeout(r, 5));
   const cpu = process.cpuUsage(cpu0);
   result.clientCpuMs = (cpu.user + cpu.system) / 1000;
+  result.busySlices = slices?.size ?? 0;
   for (const s of senders) s.close();
   for (const session of sessions) session.close();
   return result;

@@ -5,7 +5,7 @@ import autocannon, { type Instance } from 'autocannon';
 import { scrapeLoopDelay } from './event-loop.js';
 import type { Options } from './options.js';
 import { cpuSeconds } from './processes.js';
-import type { RunFigures } from './results.js';
+import type { Ratio, RunFigures } from './results.js';
 import type { Sample, Scenario, Target } from './scenarios.js';
 
 // autocannon 8 keeps every response body as a string, for hooks this suite does not use;
@@ -13,7 +13,7 @@ import type { Sample, Scenario, Target } from './scenarios.js';
 const responseQueue = createRequire(import.meta.url)('autocannon/lib/pipelinedRequestsQueue.js') as { prototype: { addBody?: unknown } };
 if (typeof responseQueue.prototype.addBody === 'function') responseQueue.prototype.addBody = () => {};
 
-const MIN_OK = 20; // a run too slow to give this many answers is extended, up to 3 × --duration
+export const MIN_OK = 20; // a run too slow to give this many answers is extended, up to 3 × --duration
 export const SETTLE_MAX_MS = 15_000; // after a run, until the server's CPU is idle: runs must not overlap
 const BESIDE_MAX_S = 30; // a fixed-amount window lasts this long at most for the load beside it
 const SLICE_MS = 10; // a paced run's window in slices of this length: how evenly its answers came
@@ -96,7 +96,7 @@ export async function spotCheck(url: string, samples: Sample[], target: Target, 
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
 
 /** waits for the requests a run left in flight to finish: the server's CPU idle for 200 ms */
-async function settle(pid: number | null): Promise<void> {
+export async function settle(pid: number | null): Promise<void> {
   if (pid === null) return sleep(1000);
   const deadline = Date.now() + SETTLE_MAX_MS;
   let last = cpuSeconds(pid);
@@ -168,5 +168,13 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
     spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
     eventLoop,
     ...(how.rate === undefined ? {} : { busyShare: Math.min(1, c.busySlices / Math.ceil((c.seconds * 1000) / SLICE_MS)) }),
+  };
+}
+
+/** one run's figures ÷ another's */
+export function ratioOf(a: RunFigures, base: RunFigures): Ratio {
+  return {
+    rps: a.rps / base.rps, p50: a.p50Ms / base.p50Ms, p99: a.p99Ms / base.p99Ms,
+    serverCpuPerReq: a.serverCpuPerReq === null || base.serverCpuPerReq === null ? null : a.serverCpuPerReq / base.serverCpuPerReq,
   };
 }

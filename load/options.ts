@@ -5,8 +5,9 @@ import { parseArgs } from 'node:util';
 const HELP = `npm run load -- [options]
 
   --duration <s>     seconds per measured run (default 4; 19 scenarios × service, echo and floor,
-                     rmsnorm/mixed's small requests alone and beside large JSON answers, then 8
-                     equal-rate runs × the three and 2 of the service at LOG_LEVEL=info ≈ 7 min)
+                     rmsnorm/mixed's small requests alone and beside large JSON answers, 6 gRPC
+                     scenarios × the service and the gRPC floor, then 9 equal-rate runs × the
+                     three, 2 of the service at LOG_LEVEL=info and 5 gRPC ones × the two ≈ 12 min)
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16
@@ -15,8 +16,10 @@ const HELP = `npm run load -- [options]
   --only <a,b>       only scenarios whose id contains one of these, in that order (e.g. small,rmsnorm/large,mixed);
                      equal-rate runs (after the others) are named like rmsnorm/small@2000 and
                      rmsnorm/small@2000/info ('@' picks them all) and bring the saturated scenario
-                     they are judged against
-  --url <base>       aim at a running deployment instead of spawning the service
+                     they are judged against; gRPC ones are named like rmsnorm/small-grpc-unary and
+                     rmsnorm/small-grpc-stream@2000 ('grpc' picks them all) and bring the /v2 runs
+                     they are compared with
+  --url <base>       aim at a running deployment instead of spawning the service (no gRPC runs)
   --echo-url <base>  with --url: an echo baseline already running (node dist-load/echo-server.js)
   --floor-url <base> with --url: a transport floor already running (node dist-load/floor-server.js)
   --server-pid <n>   with --url on this machine: the service's PID, for its CPU time

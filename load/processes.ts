@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect as connectTcp, createServer } from 'node:net';
 
 const READY_TIMEOUT_MS = 30_000; // a cold start on a busy shared machine
 const STOP_GRACE_MS = 10_000; // the service drains in-flight requests on SIGTERM
@@ -28,6 +28,8 @@ export interface Spawned {
   name: string;
   pid: number;
   base: string;
+  /** host:port of its gRPC listener; null without one */
+  grpc: string | null;
   stop(): Promise<void>;
 }
 
@@ -44,15 +46,32 @@ export function killAll(): void {
 }
 
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+  return freePorts(1).then(([port]) => port);
+}
+
+/** `count` distinct free ports: all held at once, so none is handed out twice */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(servers.map((server) => new Promise<number>((resolve, reject) => {
+      server.unref();
+      server.on('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+      });
+    })));
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+/** whether something on 127.0.0.1 accepts a TCP connection on `port` */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTcp(port, '127.0.0.1');
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
   });
 }
 
@@ -61,15 +80,23 @@ export interface Runtime { node: string; startFlags: boolean }
 
 export const THIS_RUNTIME: Runtime = { node: process.execPath, startFlags: true };
 
+/** what a server listens on: HTTP, ready once GET /readyz answers 200; gRPC on GRPC_PORT, ready once
+ *  that port takes connections (the service binds it after its HTTP port); or both */
+export type Listens = 'http' | 'grpc' | 'http+grpc';
+
 /**
- * starts `node NODE_FLAGS script` with SERVICE_ENV, PORT and HOST set, resolves once GET /readyz answers 200;
+ * starts `node NODE_FLAGS script` with SERVICE_ENV, PORT, GRPC_PORT and HOST set, resolves once it is ready;
  * `stdout: 'ignore'` sends it to /dev/null (a request log: what making its lines costs, not reading them here)
  */
-export async function spawnServer(name: string, script: string, env: Record<string, string>, runtime: Runtime = THIS_RUNTIME, stdout: 'pipe' | 'ignore' = 'pipe'): Promise<Spawned> {
-  const port = await freePort();
+export async function spawnServer(
+  name: string, script: string, env: Record<string, string>, runtime: Runtime = THIS_RUNTIME, stdout: 'pipe' | 'ignore' = 'pipe', listens: Listens = 'http',
+): Promise<Spawned> {
+  const [port, grpcPort] = await freePorts(2);
+  const http = listens !== 'grpc';
+  const grpc = listens !== 'http';
   const child = spawn(runtime.node, [...(runtime.startFlags ? NODE_FLAGS : []), script], {
-    // no gRPC listener unless a scenario asks for one (its default port would clash between servers)
-    env: { ...process.env, ...(runtime.startFlags ? SERVICE_ENV : {}), GRPC_PORT: 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // no gRPC listener unless asked for (its default port would clash between servers)
+    env: { ...process.env, ...(runtime.startFlags ? SERVICE_ENV : {}), GRPC_PORT: grpc ? String(grpcPort) : 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', stdout, 'pipe'],
   });
   running.add(child);
@@ -91,7 +118,12 @@ export async function spawnServer(name: string, script: string, env: Record<stri
   };
   child.stdout?.on('data', keep);
   child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let inUse = false; // from ready until stopped
+  const exited = new Promise<void>((resolve) => child.once('exit', (code, signal) => {
+    // a server gone mid-run shows as refused connections: say why
+    if (inUse) process.stderr.write(`[${name}] exited (${code ?? signal}) while in use\n`);
+    resolve();
+  }));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
@@ -100,8 +132,8 @@ export async function spawnServer(name: string, script: string, env: Record<stri
       throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
     }
     try {
-      const response = await fetch(`${base}/readyz`);
-      if (response.status === 200) break;
+      const ready = !http || (await fetch(`${base}/readyz`)).status === 200;
+      if (ready && (!grpc || await accepts(grpcPort))) break;
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -110,9 +142,11 @@ export async function spawnServer(name: string, script: string, env: Record<stri
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  inUse = true;
   return {
-    name, pid: child.pid!, base,
+    name, pid: child.pid!, base, grpc: grpc ? `127.0.0.1:${grpcPort}` : null,
     async stop() {
+      inUse = false;
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);

@@ -1,5 +1,5 @@
-// the equal-rate runs (issue 24): small scenarios sent to the service, the echo and the floor at the
-// same fixed offered rates, each below every server's saturated rate in the same run, so a slower
+// the equal-rate runs (issue 24): small scenarios (and large /v2, which gRPC's is compared with, issue
+// 25) sent to the service, the echo and the floor at the same fixed offered rates, each below every server's saturated rate in the same run, so a slower
 // server's CPU per answer is its own work and not also what a saturated closed loop costs it; and
 // the service at its default LOG_LEVEL=info at the small msgpack rates, against itself at warn.
 // Ids `rmsnorm/small@2000`, `rmsnorm/small@2000/info`: `--only @` picks them all.
@@ -24,6 +24,8 @@ const PLAN: ReadonlyArray<{ name: string; rates: readonly number[]; info: boolea
   { name: 'small-v2', rates: [2000, 4000], info: false },
   { name: 'small-json', rates: [1000, 2000], info: false },
   { name: 'batch64', rates: [300, 600], info: false },
+  // what large gRPC unary calls are compared with (load/grpc-scenarios.ts), at their rate
+  { name: 'large-v2', rates: [5], info: false },
 ];
 const SIDES: readonly Side[] = ['service', 'echo', 'floor'];
 

@@ -8,6 +8,7 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { channelSection, channelTargets } from './bench-channels-report.js';
 import { n, pct, tableMd, x } from './markdown.js';
+import { grpcSection, grpcTargets } from './grpc-report.js';
 import { mixedSection, mixedTargets } from './mixed-report.js';
 import { rateSection, rateTargets } from './rates-report.js';
 import type { BenchResults, LoadResults, RunFigures, ScenarioFigures } from './results.js';
@@ -96,6 +97,7 @@ function targets(load: LoadResults | null, bench: BenchResults | null): Target[]
     }
     out.push(...mixedTargets(load));
     out.push(...rateTargets(load));
+    out.push(...grpcTargets(load));
   }
   return out;
 }
@@ -191,7 +193,7 @@ export async function writeReport(dir: string): Promise<void> {
   ];
   if (m) parts.push(`Machine: ${m.nproc} CPUs (\`nproc\`), ${m.cpuModel}, ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}.`, '');
   parts.push(
-    'Commands: `npm run load` (about seven minutes; `npm run load -- --help` for `--url`, `--duration`, `--connections`, `--only`, …), ' +
+    'Commands: `npm run load` (about twelve minutes; `npm run load -- --help` for `--url`, `--duration`, `--connections`, `--only`, …), ' +
       '`npm run bench`, and `node dist-load/report.js` to rewrite this page from `results.json` and `bench.json`. ' +
       'CI runs both in short mode (`test/load/instruments.test.ts`), which proves they work and times nothing.',
     '',
@@ -203,7 +205,7 @@ export async function writeReport(dir: string): Promise<void> {
   const goals = targets(load, bench);
   if (goals.length > 0) {
     const short = load?.options.short === true || bench?.short === true;
-    parts.push('## Targets (issues 5, 11, 23 and 24)', '');
+    parts.push('## Targets (issues 5, 11, 23, 24 and 25)', '');
     if (short) parts.push('Some of these figures come from a short (CI) run: they prove the instruments run and judge no target (*n/a*).', '');
     parts.push(tableMd(['target', 'goal', 'measured', 'met'],
       goals.map((g) => [g.what, g.goal, g.measured, g.met === null ? 'n/a' : g.met ? 'yes' : '**no**']), [false, true, true, false]), '');
@@ -211,6 +213,7 @@ export async function writeReport(dir: string): Promise<void> {
   if (load !== null) parts.push(loadSection(load), '');
   if (load !== null && (load.mixed ?? []).length > 0) parts.push(mixedSection(load), '');
   if (load !== null && (load.rates ?? []).length > 0) parts.push(rateSection(load), '');
+  if (load !== null && (load.grpc ?? []).length > 0) parts.push(grpcSection(load), '');
   if (bench !== null) parts.push(benchSection(bench), '');
   if (bench?.channelKernels !== undefined) parts.push(channelSection(bench), '');
   parts.push('## Notes', '', NOTES_BEGIN, notes, NOTES_END, '');

@@ -131,6 +131,53 @@ export interface RateFigures {
   warnCpuRatio: number | null;
 }
 
+/** the gRPC servers (issue 25): the service's gRPC port, and the gRPC floor (load/grpc-floor-server.ts) */
+export type GrpcSide = 'service' | 'floor';
+
+/** a gRPC scenario, closed loop, against the service and the gRPC floor in turn (load/grpc-measure.ts) */
+export interface GrpcFigures {
+  /** e.g. `rmsnorm/small-grpc-unary` */
+  id: string;
+  op: string;
+  name: string;
+  label: string;
+  /** unary calls, or one ModelStreamInfer stream per connection */
+  mode: 'unary' | 'stream';
+  tensorBytes: number;
+  connections: number;
+  service: RunFigures;
+  floor: RunFigures | null;
+  /** the /v2 HTTP binary scenario of the same request, e.g. `rmsnorm/small-v2` */
+  v2: string;
+  /** service ÷ gRPC floor */
+  floorRatio: Ratio | null;
+  /** service over gRPC ÷ the service over /v2 HTTP, same run; null when that was not measured */
+  v2Ratio: Ratio | null;
+}
+
+/** a gRPC scenario at one fixed offered rate, paced evenly (load/grpc-load.ts), to the service and the gRPC floor */
+export interface GrpcRateFigures {
+  /** e.g. `rmsnorm/small-grpc-stream@2000` */
+  id: string;
+  scenario: string;
+  label: string;
+  mode: 'unary' | 'stream';
+  connections: number;
+  rate: number;
+  service: PacedFigures;
+  floor: PacedFigures | null;
+  /** each server's saturated req/s in the same run */
+  saturated: Record<GrpcSide, number | null>;
+  /** as RateFigures: null in a short run */
+  notBelow: GrpcSide[] | null;
+  offRate: GrpcSide[] | null;
+  floorCpuRatio: number | null;
+  /** the /v2 HTTP equal-rate run it is compared with, e.g. `rmsnorm/small-v2@2000` */
+  v2: string;
+  /** service CPU per answer over gRPC ÷ over /v2 HTTP at the same rate; null when that was not measured */
+  v2CpuRatio: number | null;
+}
+
 /** the service at LOG_LEVEL=info, saturated: the rate its info runs must stay below */
 export interface InfoSaturatedFigures { scenario: string; service: RunFigures }
 
@@ -155,6 +202,9 @@ export interface LoadResults {
   /** absent in runs from before the equal-rate runs (issue 24) */
   rates?: RateFigures[];
   infoSaturated?: InfoSaturatedFigures[];
+  /** absent in runs from before the gRPC scenarios (issue 25) */
+  grpc?: GrpcFigures[];
+  grpcRates?: GrpcRateFigures[];
 }
 
 /** one kernel figure on one thread, as a share of a memory copy of the same bytes in the same run */

@@ -1,21 +1,25 @@
 // npm run load: every scenario against the service and two baselines, interleaved: the echo (fastify +
-// msgpackr, no compute) and the transport floor (node:http moving the same bytes); then the small
-// scenarios at equal offered rates (load/rates.ts). Figures as ratios to both; responses
+// msgpackr, no compute) and the transport floor (node:http moving the same bytes); the gRPC scenarios
+// against the service's gRPC port and the gRPC floor (load/grpc-runs.ts); then the small scenarios at
+// equal offered rates (load/rates.ts), HTTP then gRPC. Figures as ratios to the baselines; responses
 // spot-checked; load/results.json and RESULTS.md.
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mixedRowsOf, mixedSummary, pacedRowsOf, rowsOf, table, textTable } from './console-table.js';
+import { grpcPacedRowsOf, grpcRowsOf, mixedRowsOf, mixedSummary, pacedRowsOf, rowsOf, table, textTable } from './console-table.js';
+import { grpcRateTable } from './grpc-report.js';
+import { measureGrpcRates, measureGrpcScenarios, type GrpcServers } from './grpc-runs.js';
+import { grpcPlan } from './grpc-scenarios.js';
 import { commandLine, machine } from './machine.js';
-import { measure, SETTLE_MAX_MS, type Endpoint } from './measure.js';
+import { measure, ratioOf, SETTLE_MAX_MS, type Endpoint } from './measure.js';
 import { measureMixed } from './mixed.js';
 import { options } from './options.js';
 import { killAll, spawnServer, type Spawned } from './processes.js';
 import { rateTable } from './rates-report.js';
 import { measureRates, rateScenarios } from './rates.js';
 import { writeReport } from './report.js';
-import type { LoadResults, MixedFigures, Ratio, RunFigures, ScenarioFigures } from './results.js';
+import type { LoadResults, MixedFigures, RunFigures, ScenarioFigures } from './results.js';
 import { makeSample, scenarios, type Scenario, type Target } from './scenarios.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -46,6 +50,19 @@ async function main(): Promise<number> {
   // an info run needs a service of its own at LOG_LEVEL=info: none with --url
   const rates = selected.filter((r) => r.logLevel === 'warn' || o.url === null);
   if (rates.length < selected.length) process.stdout.write('load: with --url, no runs of the service at LOG_LEVEL=info\n');
+  // gRPC needs the service spawned here, with a gRPC port: none with --url
+  const wanted = grpcPlan(o.only);
+  const grpc = o.url === null ? wanted : { scenarios: [], rates: [], v2: [], v2Rates: [] };
+  if (o.url !== null && wanted.scenarios.length > 0) process.stdout.write('load: with --url, no gRPC runs\n');
+  // the gRPC figures are judged against the service's /v2 HTTP runs of the same requests in the same run
+  for (const id of grpc.v2Rates.filter((v) => !rates.some((r) => r.id === v))) {
+    rates.push(rateScenarios([id]).find((r) => r.id === id)!);
+    process.stdout.write(`load: the gRPC runs are compared with ${id}: added\n`);
+  }
+  for (const id of grpc.v2.filter((v) => !list.some((s) => s.id === v))) {
+    list.push(scenarios([id]).find((s) => s.id === id)!);
+    process.stdout.write(`load: the gRPC runs are compared with ${id}: added\n`);
+  }
   if (list.length === 0 && rates.length === 0) throw new Error(`--only ${o.only.join(',')} matches no scenario`);
   // a rate is judged against each server's saturated rate in the same run
   for (const r of rates) {
@@ -55,7 +72,7 @@ async function main(): Promise<number> {
   }
   // a guard against a hang, not a schedule: every run at its longest, plus start-up
   const perRun = o.short && o.duration === 0 ? 5 : o.warmup + 3 * o.duration + SETTLE_MAX_MS / 1000 + 10;
-  const budgetMs = ((list.length + rates.length) * 2 * perRun + 120) * 1000;
+  const budgetMs = ((list.length + rates.length + grpc.scenarios.length + grpc.rates.length) * 2 * perRun + 120) * 1000;
   setTimeout(() => {
     process.stderr.write(`load: over its ${Math.round(budgetMs / 1000)} s budget; stopping\n`);
     killAll();
@@ -69,6 +86,7 @@ async function main(): Promise<number> {
     let echo: Endpoint | null;
     let floor: Endpoint | null;
     let info: Endpoint | null = null;
+    let grpcServers: GrpcServers | null = null;
     if (o.url !== null) {
       service = { target: 'service', base: o.url, pid: o.serverPid };
       echo = o.echoUrl === null ? null : { target: 'echo', base: o.echoUrl, pid: null };
@@ -78,7 +96,7 @@ async function main(): Promise<number> {
       if (o.workers !== null) env.WORKERS = o.workers;
       const runtime = { node: o.node, startFlags: o.startFlags };
       const script = join(snapshotService(o.serviceDist ?? join(ROOT, 'dist')), 'dist', 'server.js');
-      const svc = await spawnServer('service', script, env, runtime);
+      const svc = await spawnServer('service', script, env, runtime, 'pipe', grpc.scenarios.length > 0 ? 'http+grpc' : 'http');
       spawned.push(svc);
       if (rates.some((r) => r.logLevel === 'info')) {
         // the service at its default log level, as npm start and the image run it; its log to /dev/null
@@ -90,17 +108,26 @@ async function main(): Promise<number> {
       spawned.push(ech);
       const flo = await spawnServer('floor', join(ROOT, 'dist-load', 'floor-server.js'), {}, runtime);
       spawned.push(flo);
+      if (grpc.scenarios.length > 0) {
+        // its stdout is only the line saying it listens
+        const gfl = await spawnServer('grpc-floor', join(ROOT, 'dist-load', 'grpc-floor-server.js'), {}, runtime, 'ignore', 'grpc');
+        spawned.push(gfl);
+        grpcServers = { service: { target: 'service', address: svc.grpc!, pid: svc.pid, base: svc.base }, floor: { target: 'floor', address: gfl.grpc!, pid: gfl.pid, base: null } };
+      }
       service = { target: 'service', base: svc.base, pid: svc.pid };
       echo = { target: 'echo', base: ech.base, pid: ech.pid };
       floor = { target: 'floor', base: flo.base, pid: flo.pid };
     }
     const how = o.short && o.duration === 0 ? 'short: a fixed number of requests per run' : `${o.duration} s per run after ${o.warmup} s warm-up`;
     const servers = o.url === null ? `; servers on node ${o.node}${o.startFlags ? '' : ' without the start-up flags'}` : '';
-    process.stdout.write(`load: ${list.length} scenarios and ${rates.length} at equal rates, ${o.connections ?? 'per-scenario'} connections, ${how}${servers}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}\n`);
+    const grpcAt = grpcServers === null ? '' : `, gRPC ${grpcServers.service.address}, gRPC floor ${grpcServers.floor?.address}`;
+    process.stdout.write(`load: ${list.length} scenarios, ${grpc.scenarios.length} gRPC, and ${rates.length + grpc.rates.length} at equal rates, ${o.connections ?? 'per-scenario'} connections, ${how}${servers}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}${grpcAt}\n`);
 
     const figures: ScenarioFigures[] = [];
     const mixed: MixedFigures[] = [];
-    const samplesOf = (s: Scenario) => Array.from({ length: 1 + (o.short ? SPOT_CHECKS_SHORT : SPOT_CHECKS) }, (_, k) => makeSample(s, k));
+    const checksPerRun = o.short ? SPOT_CHECKS_SHORT : SPOT_CHECKS;
+    const samplesOf = (s: Scenario) => Array.from({ length: 1 + checksPerRun }, (_, k) => makeSample(s, k));
+    const print = (rows: string[][]) => process.stdout.write(`${table(rows).split('\n').slice(1).join('\n')}\n`);
     for (let i = 0; i < list.length; i++) {
       const s = list[i];
       const samples = samplesOf(s);
@@ -108,7 +135,8 @@ async function main(): Promise<number> {
         // the service only: what it is measured against is itself, alone
         const m = await measureMixed(service, s, samples, o);
         mixed.push(m);
-        process.stdout.write(`${table(mixedRowsOf(m)).split('\n').slice(1).join('\n')}\n${mixedSummary(m)}`);
+        print(mixedRowsOf(m));
+        process.stdout.write(mixedSummary(m));
         continue;
       }
       // rotate which side goes first, so a slow drift of the machine favours none
@@ -126,14 +154,15 @@ async function main(): Promise<number> {
         floorRatio: flo === null ? null : ratioOf(svc, flo),
       };
       figures.push(f);
-      process.stdout.write(`${table(rowsOf(f)).split('\n').slice(1).join('\n')}\n`);
+      print(rowsOf(f));
     }
 
-    const paced = await measureRates(rates, { service, echo, floor, info }, figures, samplesOf, o, (f) => {
-      process.stdout.write(`${table(pacedRowsOf(f)).split('\n').slice(1).join('\n')}\n`);
-    });
+    const grpcFigures = grpcServers === null ? [] : await measureGrpcScenarios(grpc.scenarios, grpcServers, figures, checksPerRun, o, (f) => print(grpcRowsOf(f)));
 
-    process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
+    const paced = await measureRates(rates, { service, echo, floor, info }, figures, samplesOf, o, (f) => print(pacedRowsOf(f)));
+    const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, grpcServers, grpcFigures, paced.rates, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
+
+    process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...grpcFigures.flatMap(grpcRowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
     for (const m of mixed) process.stdout.write(mixedSummary(m));
     const results: LoadResults = {
       kind: 'load', date: new Date().toISOString(), command: commandLine('dist-load/run-load.js'), machine: machine(),
@@ -148,8 +177,11 @@ async function main(): Promise<number> {
       mixed,
       rates: paced.rates,
       infoSaturated: paced.infoSaturated,
+      grpc: grpcFigures,
+      grpcRates,
     };
     if (paced.rates.length > 0) process.stdout.write(`\nCPU per request at equal offered rates (cells service / echo / floor; ! marks a figure that voids the row)\n${textTable(rateTable(results), 1)}\n`);
+    if (grpcRates.length > 0) process.stdout.write(`\ngRPC CPU per request at equal offered rates (cells service / gRPC floor; /v2: the service's at the same rate over /v2 HTTP)\n${textTable(grpcRateTable(results), 1)}\n`);
     mkdirSync(o.out, { recursive: true });
     writeFileSync(join(o.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     await writeReport(o.out);
@@ -160,6 +192,7 @@ async function main(): Promise<number> {
       ...mixed.flatMap((m) => ([['alone', m.alone], ['mixed', m.mixed], ['background', m.background]] as const).map(([target, r]) => ({ id: m.id, target, r }))),
       ...paced.rates.flatMap((f) => ([['service', f.service], ['echo', f.echo], ['floor', f.floor]] as const).map(([target, r]) => ({ id: f.id, target, r }))),
       ...paced.infoSaturated.map((f) => ({ id: `${f.scenario} saturated`, target: 'service at info', r: f.service })),
+      ...[...grpcFigures, ...grpcRates].flatMap((f) => ([['service (gRPC)', f.service], ['gRPC floor', f.floor]] as const).map(([target, r]) => ({ id: f.id, target, r }))),
     ];
     const checks = checked.reduce((k, c) => k + (c.r?.spotChecks ?? 0), 0);
     const failed = checked.reduce((k, c) => k + (c.r?.spotCheckFailures ?? 0), 0);
@@ -169,6 +202,7 @@ async function main(): Promise<number> {
       ...mixed.filter((m) => m.alone.ok === 0 || m.mixed.ok === 0).map((m) => m.id),
       ...paced.rates.filter((f) => f.service.ok === 0 || f.echo?.ok === 0 || f.floor?.ok === 0).map((f) => f.id),
       ...paced.infoSaturated.filter((f) => f.service.ok === 0).map((f) => `${f.scenario} saturated at info`),
+      ...[...grpcFigures, ...grpcRates].filter((f) => f.service.ok === 0 || f.floor?.ok === 0).map((f) => f.id),
     ];
     process.stdout.write(`spot checks: ${checks - failed} passed, ${failed} failed\n`);
     for (const c of checked) if (c.r?.firstFailure) process.stdout.write(`  ${c.id} ${c.target}: ${c.r.firstFailure}\n`);
@@ -178,13 +212,6 @@ async function main(): Promise<number> {
     await Promise.all(spawned.map((p) => p.stop()));
     removeSnapshot();
   }
-}
-
-function ratioOf(svc: RunFigures, base: RunFigures): Ratio {
-  return {
-    rps: svc.rps / base.rps, p50: svc.p50Ms / base.p50Ms, p99: svc.p99Ms / base.p99Ms,
-    serverCpuPerReq: svc.serverCpuPerReq === null || base.serverCpuPerReq === null ? null : svc.serverCpuPerReq / base.serverCpuPerReq,
-  };
 }
 
 function removeSnapshot(): void {

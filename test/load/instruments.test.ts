@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import protobuf from 'protobufjs';
+import { grpcPlan, makeGrpcSample } from '../../load/grpc-scenarios.js';
 import { rateScenarios } from '../../load/rates.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -15,9 +17,13 @@ const RUN_TIMEOUT_MS = 90_000; // about 15 s each on an idle machine; shared CI 
 const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'small-v2', 'medium-v2', 'large-v2', 'medium-bf16']
   .flatMap((name) => [`rmsnorm/${name}`, `layernorm/${name}`]).concat('batchnorm/train');
 const MIXED = ['rmsnorm/mixed'];
-// issue 24: the equal-rate runs, in run order
+// issue 24: the equal-rate runs, in run order (large-v2's is what large gRPC calls are compared with)
 const RATES = ['small@2000', 'small@2000/info', 'small@4000', 'small@4000/info', 'small-v2@2000', 'small-v2@4000',
-  'small-json@1000', 'small-json@2000', 'batch64@300', 'batch64@600'].map((r) => `rmsnorm/${r}`);
+  'small-json@1000', 'small-json@2000', 'batch64@300', 'batch64@600', 'large-v2@5'].map((r) => `rmsnorm/${r}`);
+// issue 25: the gRPC scenarios and their equal-rate runs, in run order
+const GRPC = ['small', 'medium', 'large'].flatMap((size) => [`rmsnorm/${size}-grpc-unary`, `rmsnorm/${size}-grpc-stream`]);
+const GRPC_RATES = ['small-grpc-unary@2000', 'small-grpc-unary@4000', 'small-grpc-stream@2000', 'small-grpc-stream@4000', 'large-grpc-unary@5']
+  .map((r) => `rmsnorm/${r}`);
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
@@ -55,7 +61,7 @@ describe('load and bench instruments, short mode', () => {
     if (out !== undefined) await rm(out, { recursive: true, force: true });
   }, RUN_TIMEOUT_MS);
 
-  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 10 equal-rate runs, 0 spot-check failures, report written', async () => {
+  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 11 equal-rate runs, 6 gRPC scenarios and 5 gRPC equal-rate runs, 0 spot-check failures, report written', async () => {
     const r = await load;
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     for (const id of SCENARIOS) expect(r.stdout).toContain(id);
@@ -108,11 +114,46 @@ describe('load and bench instruments, short mode', () => {
     expect(results.infoSaturated.map((s: { scenario: string; service: { ok: number; spotCheckFailures: number } }) => [s.scenario, s.service.ok > 0, s.service.spotCheckFailures]))
       .toEqual([['rmsnorm/small', true, 0]]);
     expect(r.stdout).toContain('CPU per request at equal offered rates');
+
+    // gRPC: the service's gRPC port and the gRPC floor each answer, unary and on streams, without an error
+    // and with every answer right; the figures are compared with the /v2 HTTP runs of the same run
+    const clean = (id: string, side: { ok: number; errors: number; spotChecks: number; spotCheckFailures: number; firstFailure: string | null; serverCpuPerReq: number | null; loadgenCpuPerReq: number }) => {
+      expect(side.ok, id).toBeGreaterThan(0);
+      expect(side.spotChecks, id).toBeGreaterThan(0);
+      expect({ id, errors: side.errors, failures: side.spotCheckFailures, first: side.firstFailure }).toEqual({ id, errors: 0, failures: 0, first: null });
+      expect(side.serverCpuPerReq, id).not.toBeNull();
+      expect(side.loadgenCpuPerReq, id).toBeGreaterThan(0);
+    };
+    expect(results.grpc.map((f: { id: string }) => f.id)).toEqual(GRPC);
+    for (const f of results.grpc) {
+      for (const side of [f.service, f.floor]) clean(f.id, side);
+      expect(f.v2, f.id).toBe(f.id.replace(/-grpc-\w+$/, '-v2'));
+      expect(f.floorRatio.rps, f.id).toBeGreaterThan(0);
+      expect(f.v2Ratio.rps, f.id).toBeGreaterThan(0);
+    }
+    expect(results.grpcRates.map((f: { id: string }) => f.id)).toEqual(GRPC_RATES);
+    for (const f of results.grpcRates) {
+      expect({ id: f.id, rate: f.rate, scenario: f.scenario, v2: f.v2, notBelow: f.notBelow, offRate: f.offRate }).toEqual({
+        id: f.id, rate: Number(/@(\d+)/.exec(f.id)![1]), scenario: f.id.replace(/@.*$/, ''), v2: f.id.replace(/-grpc-\w+@/, '-v2@'), notBelow: null, offRate: null,
+      });
+      expect(RATES, f.id).toContain(f.v2);
+      for (const side of [f.service, f.floor]) {
+        clean(f.id, side);
+        expect(side.achievedRate, f.id).toBeGreaterThan(0);
+      }
+      for (const t of ['service', 'floor']) expect(f.saturated[t], `${f.id} ${t}`).toBeGreaterThan(0);
+      for (const key of ['floorCpuRatio', 'v2CpuRatio']) expect(f, f.id).toHaveProperty(key);
+    }
+    expect(r.stdout).toContain('gRPC CPU per request at equal offered rates');
     const md = readFileSync(join(out, 'load', 'RESULTS.md'), 'utf8');
     expect(md).toContain('(results.svg)');
     expect(md).toContain('## Small requests beside large JSON answers');
     expect(md).toContain('## CPU per request at equal offered rates');
     expect(md).toMatch(/\| rmsnorm\/small@2000\/info \|/);
+    expect(md).toContain('## gRPC (issue 25)');
+    expect(md).toMatch(/\| rmsnorm\/small-grpc-stream@2000 server CPU\/request ÷ \/v2 HTTP \(rmsnorm\/small-v2@2000\), at 2,000 req\/s \| ≤ 0\.75× \|/);
+    expect(md).toMatch(/\| rmsnorm\/small-grpc-unary@4000 server CPU\/request ÷ gRPC floor, at 4,000 req\/s \| ≤ 1\.30× \|/);
+    expect(md).toMatch(/\| rmsnorm\/large-grpc-unary@5 server CPU\/request ÷ \/v2 HTTP \(rmsnorm\/large-v2@5\), at 5 req\/s \| ≤ 1\.20× \|/);
     expect(md).toContain('CPUs (`nproc`)');
     expect(readFileSync(join(out, 'load', 'results.svg'), 'utf8')).toMatch(/^<svg[^>]*>[\s\S]*rmsnorm\/small[\s\S]*<\/svg>$/);
   }, RUN_TIMEOUT_MS);
@@ -159,8 +200,63 @@ describe('equal-rate scenarios, selected with --only', () => {
 
   it('offered rates and connections as issue 24 states them', () => {
     expect(rateScenarios().map((r) => [r.id, r.rate, r.scenario.connections, r.logLevel])).toEqual(RATES.map((id) => [
-      id, Number(/@(\d+)/.exec(id)![1]), id.includes('batch64') ? 8 : 16, id.endsWith('/info') ? 'info' : 'warn',
+      id, Number(/@(\d+)/.exec(id)![1]), id.includes('batch64') ? 8 : id.includes('large') ? 4 : 16, id.endsWith('/info') ? 'info' : 'warn',
     ]));
+  });
+});
+
+describe('gRPC scenarios, selected with --only', () => {
+  it('"grpc" picks them all, with the /v2 runs they are compared with', () => {
+    expect(grpcPlan(['grpc'])).toEqual(grpcPlan());
+    const plan = grpcPlan(['grpc']);
+    expect(plan.scenarios.map((s) => s.id)).toEqual(GRPC);
+    expect(plan.rates.map((r) => [r.id, r.rate, r.scenario.connections])).toEqual(GRPC_RATES.map((id) => [id, Number(/@(\d+)/.exec(id)![1]), id.includes('large') ? 4 : 16]));
+    expect({ v2: plan.v2, v2Rates: plan.v2Rates }).toEqual({
+      v2: ['rmsnorm/small-v2', 'rmsnorm/medium-v2', 'rmsnorm/large-v2'], v2Rates: ['rmsnorm/small-v2@2000', 'rmsnorm/small-v2@4000', 'rmsnorm/large-v2@5'],
+    });
+    // each is a run the HTTP suite has
+    for (const id of plan.v2Rates) expect(rateScenarios([id]).map((r) => r.id)).toEqual([id]);
+  });
+
+  it('a rate brings its saturated scenario; other names pick no gRPC', () => {
+    expect(grpcPlan(['small-grpc-stream@4000'])).toMatchObject({ v2: ['rmsnorm/small-v2'], v2Rates: ['rmsnorm/small-v2@4000'] });
+    expect(grpcPlan(['small-grpc-stream@4000']).scenarios.map((s) => s.id)).toEqual(['rmsnorm/small-grpc-stream']);
+    expect(grpcPlan(['v2', 'json', 'mixed']).scenarios).toEqual([]);
+  });
+});
+
+describe('gRPC spot checks', () => {
+  // an answer built here the way the service should build it, then spoiled
+  const root = protobuf.parse(readFileSync(join(ROOT, 'src', 'grpc', 'proto', 'inference.proto'), 'utf8'), { keepCase: true }).root;
+  const Response = root.lookupType('inference.ModelInferResponse');
+  const StreamResponse = root.lookupType('inference.ModelStreamInferResponse');
+  const s = grpcPlan(['small-grpc-unary']).scenarios[0];
+  const sample = makeGrpcSample(s, 1);
+  const request = root.lookupType('inference.ModelInferRequest').decode(sample.message) as unknown as { raw_input_contents: Uint8Array[] };
+  const x = new Float32Array(new Uint8Array(request.raw_input_contents[0]).buffer);
+  const rms = Math.sqrt(x.reduce((sum, v) => sum + v * v, 0) / x.length + 1e-6);
+  const answer = (y: Float32Array, extra: Record<string, unknown> = {}) => ({
+    model_name: 'rmsnorm', model_version: '1', outputs: [{ name: 'output', datatype: 'FP32', shape: [1, 768] }], raw_output_contents: [new Uint8Array(y.buffer)], ...extra,
+  });
+  const unary = (y: Float32Array, extra?: Record<string, unknown>) => Buffer.from(Response.encode(Response.fromObject(answer(y, extra))).finish());
+  const stream = (fields: Record<string, unknown>) => Buffer.from(StreamResponse.encode(StreamResponse.fromObject(fields)).finish());
+  const right = x.map((v) => v / rms);
+
+  it('pass a right answer, unary and on a stream', () => {
+    expect(sample.check(unary(right), 'service', 'unary')).toBeNull();
+    expect(sample.check(stream({ infer_response: answer(right) }), 'service', 'stream')).toBeNull();
+    expect(sample.check(sample.message, 'floor', 'unary')).toBeNull();
+  });
+
+  it('fail a wrong value, shape or model, a stream error, and a floor answer not the bytes sent', () => {
+    const wrong = right.slice();
+    wrong[100] += 1e-3;
+    expect(sample.check(unary(wrong), 'service', 'unary')).toMatch(/^output\[100\]/);
+    expect(sample.check(unary(right, { outputs: [{ name: 'output', datatype: 'FP32', shape: [768, 1] }] }), 'service', 'unary')).toMatch(/expected output FP32 \[1,768\]/);
+    expect(sample.check(unary(right, { model_name: 'layernorm' }), 'service', 'unary')).toMatch(/model_name/);
+    expect(sample.check(stream({ error_message: 'boom' }), 'service', 'stream')).toBe('error_message: boom');
+    expect(sample.check(unary(right), 'service', 'stream')).not.toBeNull();
+    expect(sample.check(sample.message, 'floor', 'stream')).not.toBeNull();
   });
 });
 

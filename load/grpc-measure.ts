@@ -1,0 +1,120 @@
+// one measured run of a gRPC scenario against one server, as load/measure.ts does for HTTP: the gRPC
+// load client (load/grpc-load.ts) closed loop or at a fixed rate after a warm-up, the server's CPU over
+// the window, then spot checks sent by another client (@grpc/grpc-js), decoded by protobufjs.
+import { Client, credentials, Metadata } from '@grpc/grpc-js';
+import { scrapeLoopDelay } from './event-loop.js';
+import { runGrpcLoad, type GrpcLoadResult, type GrpcMode } from './grpc-load.js';
+import type { GrpcSample, GrpcScenario } from './grpc-scenarios.js';
+import { MIN_OK, percentile, settle } from './measure.js';
+import type { Options } from './options.js';
+import { cpuSeconds } from './processes.js';
+import type { GrpcSide, PacedFigures, RunFigures } from './results.js';
+
+const SHORT_MAX_MS = 30_000; // a short run's fixed amount is answered within this, or the run ends
+const CHECK_DEADLINE_MS = 60_000;
+const SLICE_MS = 10; // grpc-load.ts's slices
+
+export interface GrpcEndpoint {
+  target: GrpcSide;
+  /** host:port */
+  address: string;
+  pid: number | null;
+  /** the service's HTTP base, for its event-loop delay; null for the floor */
+  base: string | null;
+}
+
+const PATH: Record<GrpcMode, string> = { unary: '/inference.GRPCInferenceService/ModelInfer', stream: '/inference.GRPCInferenceService/ModelStreamInfer' };
+const same = (bytes: Buffer) => bytes;
+
+function metadataOf(o: Options): Record<string, string> {
+  return o.apiKey === null ? {} : { authorization: `Bearer ${o.apiKey}` };
+}
+
+/** each sample's answer (or what went wrong), all sent at once: unary calls side by side, or on one stream in order */
+async function answersOf(address: string, mode: GrpcMode, samples: GrpcSample[], o: Options): Promise<Array<Buffer | string>> {
+  const client = new Client(address, credentials.createInsecure(), { 'grpc.max_receive_message_length': -1, 'grpc.max_send_message_length': -1 });
+  const metadata = () => {
+    const m = new Metadata();
+    for (const [k, v] of Object.entries(metadataOf(o))) m.set(k, v);
+    return m;
+  };
+  const deadline = () => Date.now() + CHECK_DEADLINE_MS;
+  try {
+    if (mode === 'unary') {
+      return await Promise.all(samples.map((sample) => new Promise<Buffer | string>((resolve) => {
+        client.makeUnaryRequest(PATH.unary, same, same, sample.message, metadata(), { deadline: deadline() }, (err, answer) => {
+          resolve(err ? `call failed: ${err.message}` : answer!);
+        });
+      })));
+    }
+    return await new Promise((resolve) => {
+      const got: Buffer[] = [];
+      const call = client.makeBidiStreamRequest(PATH.stream, same, same, metadata(), { deadline: deadline() });
+      call.on('data', (answer: Buffer) => got.push(answer));
+      call.on('error', () => {}); // its status follows
+      call.on('status', (s: { code: number; details: string }) => {
+        resolve(samples.map((_, k) => got[k] ?? `no answer on the stream (status ${s.code} ${s.details})`));
+      });
+      for (const sample of samples) call.write(sample.message);
+      call.end();
+    });
+  } finally {
+    client.close();
+  }
+}
+
+export async function spotCheckGrpc(e: GrpcEndpoint, mode: GrpcMode, samples: GrpcSample[], o: Options): Promise<string[]> {
+  const answers = await answersOf(e.address, mode, samples, o);
+  return answers.map((a, k) => (typeof a === 'string' ? a : samples[k].check(a, e.target, mode))).filter((f): f is string => f !== null);
+}
+
+/** warm-up, then the measured window straight after it, closed loop */
+export async function measureGrpc(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options): Promise<RunFigures> {
+  return (await run(e, s, samples, o, null)).figures;
+}
+
+/** the same at `rate` offered req/s, warm-up and window alike; achieved: what was answered within the window */
+export async function measureGrpcPaced(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number): Promise<PacedFigures> {
+  const { figures, windowAnswers } = await run(e, s, samples, o, rate);
+  return { ...figures, achievedRate: windowAnswers / figures.seconds, busyShare: figures.busyShare ?? 0 };
+}
+
+async function run(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number | null): Promise<{ figures: RunFigures; windowAnswers: number }> {
+  const fixed = o.short && o.duration === 0;
+  const load = (limits: { durationMs: number; amount?: number }) => runGrpcLoad({
+    target: e.address, mode: s.mode, message: samples[0].message, connections: o.connections ?? s.connections, rate, metadata: metadataOf(o), ...limits,
+  });
+  if (o.warmup > 0) await load({ durationMs: o.warmup * 1000 });
+  if (e.base !== null) await scrapeLoopDelay(e.base); // starts the window's histogram afresh
+  const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
+  // answers that came after the window (a server behind the offered rate answering what it queued) cost
+  // CPU, counted per answer; req/s and the achieved rate count the window's own
+  const c = { ok: 0, errors: 0, windowOk: 0, windowAnswers: 0, ms: 0, clientMs: 0, busySlices: 0, latencies: [] as number[], statuses: {} as GrpcLoadResult['statuses'] };
+  do {
+    const r = await load(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: o.duration * 1000 });
+    c.ok += r.ok; c.errors += r.errors; c.windowOk += r.windowOk; c.windowAnswers += r.windowAnswers; c.ms += r.elapsedMs; c.clientMs += r.clientCpuMs; c.busySlices += r.busySlices;
+    for (const l of r.latencies) c.latencies.push(l);
+    for (const [code, k] of Object.entries(r.statuses)) c.statuses[code] = (c.statuses[code] ?? 0) + k;
+  } while (!fixed && c.ok < MIN_OK && c.ms < 3000 * o.duration);
+  const cpu1 = e.pid === null ? 0 : cpuSeconds(e.pid);
+  const eventLoop = e.base === null ? null : await scrapeLoopDelay(e.base);
+  if (!fixed) await settle(e.pid);
+  const failures = await spotCheckGrpc(e, s.mode, samples, o);
+  if (Object.keys(c.statuses).length > 0) process.stdout.write(`load: ${s.id} ${e.target}: calls ended with grpc-status ${JSON.stringify(c.statuses)}\n`);
+  const sorted = c.latencies.sort((a, b) => a - b);
+  const seconds = c.ms / 1000;
+  const responses = c.ok + c.errors;
+  const rps = c.windowOk / seconds;
+  const figures: RunFigures = {
+    responses, ok: c.ok, non2xx: 0, errors: c.errors, timeouts: 0, seconds,
+    rps, mibPerS: (rps * s.tensorBytes) / 2 ** 20,
+    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
+    serverCpuPerReq: e.pid === null || responses === 0 ? null : (cpu1 - cpu0) / responses,
+    loadgenCpuPerReq: responses === 0 ? 0 : c.clientMs / 1000 / responses,
+    loadgenCores: c.clientMs / c.ms,
+    spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
+    eventLoop,
+    ...(rate === null ? {} : { busyShare: Math.min(1, c.busySlices / Math.ceil(c.ms / SLICE_MS)) }),
+  };
+  return { figures, windowAnswers: c.windowAnswers };
+}
