@@ -138,33 +138,66 @@ function readNumbers<T>(r: WireReader, wire: number, into: T[], read: () => T, s
   }
 }
 
-export interface OutputTensor { name: string; datatype: string; shape: number[]; bytes: Uint8Array }
+export interface OutputMeta { name: string; datatype: string; shape: number[]; byteLength: number }
+export interface OutputTensor extends Omit<OutputMeta, 'byteLength'> { bytes: Uint8Array }
 
 const byteLength = (text: string) => Buffer.byteLength(text, 'utf8');
 
-/** a ModelInferResponse; `forStream`: framed as a ModelStreamInferResponse's infer_response (field 2) */
+/** a ModelInferResponse's layout: its size and its fields up to the raw contents */
+class ResponseHead {
+  private readonly tensorSizes: number[];
+  /** the ModelInferResponse's bytes */
+  readonly size: number;
+
+  constructor(readonly modelName: string, readonly modelVersion: string, readonly id: string, readonly outputs: OutputMeta[], readonly forStream: boolean) {
+    this.tensorSizes = outputs.map(({ name, datatype, shape }) => {
+      const dims = shape.reduce((sum, d) => sum + varintSize(d), 0);
+      return fieldSize(1, byteLength(name)) + fieldSize(2, byteLength(datatype)) + (shape.length > 0 ? fieldSize(3, dims) : 0);
+    });
+    let size = fieldSize(1, byteLength(modelName)) + fieldSize(2, byteLength(modelVersion)) + (id === '' ? 0 : fieldSize(3, byteLength(id)));
+    for (const s of this.tensorSizes) size += fieldSize(5, s);
+    for (const o of outputs) size += fieldSize(6, o.byteLength);
+    this.size = size;
+  }
+
+  /** the bytes on the wire: framed as a ModelStreamInferResponse's infer_response (field 2) on a stream */
+  get wireSize(): number {
+    return this.forStream ? fieldSize(2, this.size) : this.size;
+  }
+
+  /** the stream's frame, then every field but the raw contents */
+  write(w: WireWriter): void {
+    if (this.forStream) w.lengthOf(2, this.size);
+    writeString(w, 1, this.modelName);
+    writeString(w, 2, this.modelVersion);
+    if (this.id !== '') writeString(w, 3, this.id);
+    this.outputs.forEach(({ name, datatype, shape }, i) => {
+      w.lengthOf(5, this.tensorSizes[i]);
+      writeString(w, 1, name);
+      writeString(w, 2, datatype);
+      if (shape.length === 0) return;
+      w.lengthOf(3, shape.reduce((sum, d) => sum + varintSize(d), 0));
+      for (const d of shape) w.varint(d);
+    });
+  }
+}
+
+/** a ModelInferResponse whole; `forStream`: framed as a ModelStreamInferResponse's infer_response */
 export function encodeInferResponse(modelName: string, modelVersion: string, id: string, outputs: OutputTensor[], forStream: boolean): Buffer {
-  const tensorSizes = outputs.map(({ name, datatype, shape }) => {
-    const dims = shape.reduce((sum, d) => sum + varintSize(d), 0);
-    return fieldSize(1, byteLength(name)) + fieldSize(2, byteLength(datatype)) + (shape.length > 0 ? fieldSize(3, dims) : 0);
-  });
-  let size = fieldSize(1, byteLength(modelName)) + fieldSize(2, byteLength(modelVersion)) + (id === '' ? 0 : fieldSize(3, byteLength(id)));
-  tensorSizes.forEach((s) => { size += fieldSize(5, s); });
-  for (const { bytes } of outputs) size += fieldSize(6, bytes.length);
-  const w = new WireWriter(Buffer.allocUnsafe(forStream ? fieldSize(2, size) : size));
-  if (forStream) w.lengthOf(2, size);
-  writeString(w, 1, modelName);
-  writeString(w, 2, modelVersion);
-  if (id !== '') writeString(w, 3, id);
-  outputs.forEach(({ name, datatype, shape }, i) => {
-    w.lengthOf(5, tensorSizes[i]);
-    writeString(w, 1, name);
-    writeString(w, 2, datatype);
-    if (shape.length === 0) return;
-    w.lengthOf(3, shape.reduce((sum, d) => sum + varintSize(d), 0));
-    for (const d of shape) w.varint(d);
-  });
+  const head = new ResponseHead(modelName, modelVersion, id, outputs.map((o) => ({ ...o, byteLength: o.bytes.length })), forStream);
+  const w = new WireWriter(Buffer.allocUnsafe(head.wireSize));
+  head.write(w);
   for (const { bytes } of outputs) w.bytesField(6, bytes);
+  return w.bytes;
+}
+
+/** the bytes of a one-output response before its raw contents: with those contents right after them
+ *  (in the job's slab), they are the whole message */
+export function encodeResponsePrefix(modelName: string, modelVersion: string, id: string, output: OutputMeta, forStream: boolean): Buffer {
+  const head = new ResponseHead(modelName, modelVersion, id, [output], forStream);
+  const w = new WireWriter(Buffer.allocUnsafe(head.wireSize - output.byteLength));
+  head.write(w);
+  w.lengthOf(6, output.byteLength);
   return w.bytes;
 }
 

@@ -9,22 +9,27 @@ import { validationError, type AjvError } from '../http/error-handler.js';
 import { DATATYPE_OF } from '../http/v2/datatypes.js';
 import { chooseOutputs } from '../http/v2/infer-answer.js';
 import { MODEL_VERSION, modelFor } from '../http/v2/models.js';
+import { DTYPES } from '../codec/dtype.js';
 import { tensorBytes } from '../codec/write-tensor.js';
 import { producedOutputs, type CheckedRequest } from '../jobs/checked-request.js';
-import type { Job } from '../jobs/job.js';
+import { directBytes, type Job } from '../jobs/job.js';
 import type { AnswerFormat, PipelineResult, Timings } from '../jobs/pipeline.js';
 import { Lease } from '../memory/lease.js';
 import type { OpName } from '../ops/registry.js';
 import type { TaskFault } from '../pool/protocol.js';
-import { encodeInferResponse } from './infer-codec.js';
+import { encodeInferResponse, encodeResponsePrefix } from './infer-codec.js';
 import { placeInputs, readGrpcInferRequest, type ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
 
 export interface InferAnswer {
-  /** the encoded ModelInferResponse (framed as a ModelStreamInferResponse on a stream) */
+  /** the encoded ModelInferResponse (framed as a ModelStreamInferResponse on a stream); often a view
+   *  of the request's shared memory, valid until `release` */
   response: Buffer;
   /** for REST's Server-Timing value, sent as a unary call's `server-timing` trailer */
   timings: Timings;
+  /** once grpc-js has the bytes (it copies them into its frame as it sends): the request's memory and
+   *  work slot are given back */
+  release(): void;
 }
 
 /** a failed request: its gRPC status, and its id (a stream answers failures in place, with the id) */
@@ -46,14 +51,14 @@ export interface InferContext {
   admitted(admitted: Admitted): void;
 }
 
-/** `message`'s answer; throws an InferFailure. Admission ends when the answer (or failure) is made. */
+/** `message`'s answer; throws an InferFailure. A failure gives everything back at once, an answer
+ *  when the caller calls its `release`. */
 export async function infer(ctx: InferContext, message: ModelInferRequest): Promise<InferAnswer> {
   const { engine } = ctx;
   const lease = new Lease(engine.slabs);
   let shapes: Record<string, number[]> = {};
   let options: readonly string[] = [];
   let admitted: Admitted | null = null;
-  let answered = false;
   try {
     const started = performance.now();
     if (message.malformed !== undefined) throw serviceError('bodyInvalid', `not a ModelInferRequest (${message.malformed})`);
@@ -72,9 +77,13 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
     const format: AnswerFormat = {
       prefix(req: CheckedRequest) {
         chosen = chooseOutputs(read.infer, producedOutputs(req)).map(({ name }) => name);
-        return null;
+        if (chosen.length !== 1 || chosen[0] !== 'output') return null;
+        // the one output's bytes are the end of the message: its fields go right before them
+        const output = { name: 'output', datatype: DATATYPE_OF[req.outDtype], shape: req.input.shape, byteLength: req.input.size * DTYPES[req.outDtype].itemsize };
+        return encodeResponsePrefix(message.model_name, MODEL_VERSION, message.id, output, ctx.stream);
       },
-      encode: (jobs: Job[]) => encodeAnswer(message, jobs[0], chosen, ctx.stream),
+      // the message straight from the slab when it is laid out there, else written whole
+      encode: (jobs: Job[]) => (jobs[0].direct !== null ? directBytes(jobs[0]) : encodeAnswer(message, jobs[0], chosen, ctx.stream)),
     };
     const decodeMs = performance.now() - started;
     const { payload, timings }: PipelineResult = await engine.run({
@@ -85,13 +94,19 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
       cancellation: admitted.cancellation,
       fault: ctx.fault,
     });
-    answered = true;
-    return { response: payload as Buffer, timings: { ...timings, decode: decodeMs + timings.decode } };
+    const done = admitted;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      done.end(true);
+      lease.release();
+    };
+    return { response: payload as Buffer, timings: { ...timings, decode: decodeMs + timings.decode }, release };
   } catch (err) {
-    throw failure(err, shapes, options, message.id);
-  } finally {
-    admitted?.end(answered);
+    admitted?.end(false);
     lease.release();
+    throw failure(err, shapes, options, message.id);
   }
 }
 

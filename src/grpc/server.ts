@@ -116,11 +116,13 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         // the client cancelled, or grpc-js ended the call at its deadline: queued work is dropped
         call.once('cancelled', () => admitted.end(false));
       });
-      infer(ctx, call.request).then(({ response, timings }) => {
+      infer(ctx, call.request).then(({ response, timings, release }) => {
         done(Status.OK);
         const trailer = new Metadata();
         trailer.set('server-timing', serverTiming(timings));
+        // grpc-js copies the message into its frame before this returns: the slab may go
         callback(null, response, trailer);
+        release();
       }, (err: InferFailure) => {
         if (err.status.code === Status.INTERNAL) log((err.cause as Error) ?? err, 'grpc ModelInfer failed');
         fail(err.status);

@@ -51,10 +51,14 @@ export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>,
 
   const write = (message: ModelInferRequest, outcome: Outcome) => {
     unanswered--;
-    if (finished) return;
+    if (finished) {
+      if ('answer' in outcome) outcome.answer.release();
+      return;
+    }
     if ('answer' in outcome) {
       deps.countRequest(message.model_name, true);
-      call.write(outcome.answer.response);
+      // its memory goes once grpc-js has copied the bytes into its frame (or the stream is gone)
+      call.write(outcome.answer.response, outcome.answer.release);
     } else {
       deps.countRequest(message.model_name, false);
       if (outcome.failure.status.code === Status.INTERNAL) deps.log((outcome.failure.cause as Error) ?? outcome.failure, 'grpc stream request failed');

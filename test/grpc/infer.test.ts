@@ -173,3 +173,34 @@ describe('INVALID_ARGUMENT, each naming the field', () => {
     });
   }
 });
+
+describe('answers sent straight from shared memory', () => {
+  it('many at once, unary and on streams, each its own (the memory is reused only once grpc-js has the bytes), and none held after', async () => {
+    const { client, app } = server.current;
+    const cases = Array.from({ length: 24 }, (_, i) => {
+      const shape = i % 3 === 0 ? [32, 1024] : [2, 64];
+      return { i, shape, x: randomValues(100 + i, product(shape), 2) };
+    });
+    const unary = cases.map(async ({ i, shape, x }) => {
+      const res = await answer(inferRequest('rmsnorm', [rawInput('input', 'FP32', shape, x)], { id: `u${i}` }));
+      return [i, res.value] as const;
+    });
+    const stream = client.raw.ModelStreamInfer();
+    const streamed = new Promise<any[]>((resolve) => {
+      const got: any[] = [];
+      stream.on('data', (a: any) => got.push(a.infer_response));
+      stream.on('end', () => resolve(got));
+    });
+    for (const { i, shape, x } of cases) stream.write(inferRequest('rmsnorm', [rawInput('input', 'FP32', shape, x)], { id: `s${i}` }));
+    stream.end();
+    const check = (i: number, response: any, id: string) => {
+      const { shape, x } = cases[i];
+      expect(response.id).toBe(id);
+      const ref = reference({ op: 'rmsnorm', dtype: 'float32', shape, values: x });
+      expectClose(outputsOf(response).get('output')!.values, ref.output, 'float32', ref.largeMean);
+    };
+    for (const [i, response] of await Promise.all(unary)) check(i, response, `u${i}`);
+    (await streamed).forEach((response, i) => check(i, response, `s${i}`));
+    expect(app.engine.slabs.inUseBytes).toBe(0);
+  });
+});
