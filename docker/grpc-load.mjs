@@ -16,7 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { firstMismatch, reference } from './norm-reference.mjs';
 
 const [target, seconds = '12', workers = '8'] = process.argv.slice(2);
-const ATTEMPTS = 8; // sends of one request at most, retries by the policy not counted
+const ATTEMPTS = 12; // sends of one request at most, retries by the policy not counted
+// between two sends of a request: a replica going away (scale-down, kill, update) refuses or cuts
+// calls for a second or two, and resends without a pause would spend every attempt inside it
+const backoff = (attempt) => new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2)));
 const BATCH = 8; // requests a stream worker sends before it waits for their answers
 const DRAIN_MS = 30_000; // after the stop, for requests in flight
 
@@ -75,7 +78,10 @@ async function unaryWorker() {
     f.sent++;
     let done = false;
     for (let attempt = 0; attempt < ATTEMPTS && !done; attempt++) {
-      if (attempt > 0) f.resent++;
+      if (attempt > 0) {
+        f.resent++;
+        await backoff(attempt);
+      }
       const { err, res } = await unary(request(id));
       if (err) code(err);
       else done = correct(res, id);
@@ -97,15 +103,18 @@ async function streamWorker() {
       f.failed += pending.filter((r) => r.attempts >= ATTEMPTS).length; // given up
       pending = pending.filter((r) => r.attempts < ATTEMPTS);
       if (pending.length === 0) break;
+      const again = pending.some((r) => r.attempts > 0);
       for (const r of pending) {
         if (r.attempts++ > 0) f.resent++;
       }
+      if (again) await backoff(Math.max(...pending.map((r) => r.attempts)));
       pending = await onStream(pending);
     }
   }
 }
 
-/** sends `requests` on a new stream; resolves with those not answered right */
+/** sends `requests` on a new stream and half-closes it; resolves, once it ends, with those not
+ *  answered right (an answer in place of an error counts as not answered: it is sent again) */
 function onStream(requests) {
   f.streams++;
   return new Promise((resolve) => {
@@ -117,7 +126,6 @@ function onStream(requests) {
       waiting.delete(r.id);
       f.correct++;
       f.latencies.push(performance.now() - r.t0);
-      if (waiting.size === 0) call.end();
     });
     const settle = () => resolve([...waiting.values()]);
     call.on('error', (err) => {
@@ -127,6 +135,7 @@ function onStream(requests) {
     });
     call.on('end', settle);
     for (const r of requests) call.write(request(r.id));
+    call.end();
   });
 }
 

@@ -24,7 +24,7 @@ export function readInferRequest(message: Buffer): ModelInferRequest {
 
 export function decodeInferRequest(message: Buffer): ModelInferRequest {
   const r = new WireReader(message);
-  const request: ModelInferRequest = { model_name: '', model_version: '', id: '', parameters: {}, inputs: [], outputs: [], raw_input_contents: [] };
+  const request: ModelInferRequest = { model_name: '', model_version: '', id: '', parameters: emptyMap(), inputs: [], outputs: [], raw_input_contents: [] };
   while (!r.done) {
     const tag = r.uint32();
     const field = tag >>> 3;
@@ -43,7 +43,7 @@ export function decodeInferRequest(message: Buffer): ModelInferRequest {
 }
 
 function readInput(r: WireReader): ModelInferRequest['inputs'][number] {
-  const input: ModelInferRequest['inputs'][number] = { name: '', datatype: '', shape: [], parameters: {}, contents: null };
+  const input: ModelInferRequest['inputs'][number] = { name: '', datatype: '', shape: [], parameters: emptyMap(), contents: null };
   while (!r.done) {
     const tag = r.uint32();
     const field = tag >>> 3;
@@ -58,7 +58,7 @@ function readInput(r: WireReader): ModelInferRequest['inputs'][number] {
 }
 
 function readOutput(r: WireReader): ModelInferRequest['outputs'][number] {
-  const output: ModelInferRequest['outputs'][number] = { name: '', parameters: {} };
+  const output: ModelInferRequest['outputs'][number] = { name: '', parameters: emptyMap() };
   while (!r.done) {
     const tag = r.uint32();
     if (tag >>> 3 === 1 && (tag & 7) === LENGTH) output.name = r.string();
@@ -67,6 +67,10 @@ function readOutput(r: WireReader): ModelInferRequest['outputs'][number] {
   }
   return output;
 }
+
+/** a protobuf map as an object of no prototype: a key `__proto__` is a key like any other (and is
+ *  refused, naming it, as every unknown parameter is) */
+const emptyMap = (): Record<string, InferParameter> => Object.create(null) as Record<string, InferParameter>;
 
 /** a map<string, InferParameter> entry: key 1, value 2 (a later entry of the same key wins) */
 function readMapEntry(r: WireReader, map: Record<string, InferParameter>): void {

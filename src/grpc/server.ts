@@ -11,7 +11,7 @@ import { serverTiming } from '../http/request-context.js';
 import { compileOpValidators } from '../http/v1/schemas.js';
 import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from '../http/v2/models.js';
 import type { TaskFault } from '../pool/protocol.js';
-import { healthService, INFERENCE_SERVICE, inferenceService, packageDefinition } from './definitions.js';
+import { HEALTH_SERVICE, healthService, INFERENCE_SERVICE, inferenceService, packageDefinition } from './definitions.js';
 import { infer, InferFailure, type InferContext } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
@@ -68,9 +68,9 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
   };
 
   /** a unary method: `answer` gives the response or throws a service error; `open` methods need no key */
-  const unary = <Req, Res>(method: string, answer: (request: Req, call: ServerUnaryCall<Req, Res>) => Res | Promise<Res>, open = false) =>
+  const unary = <Req, Res>(method: string, answer: (request: Req, call: ServerUnaryCall<Req, Res>) => Res | Promise<Res>, open = false, service = INFERENCE_SERVICE) =>
     (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      const done = observe(INFERENCE_SERVICE, method, 'unary');
+      const done = observe(service, method, 'unary');
       const fail = (err: unknown) => {
         const status = grpcStatus(isServiceError(err) ? err : serviceError('internal'));
         if (status.code === Status.INTERNAL) log(err as Error, `grpc ${method} failed`);
@@ -117,7 +117,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         call.once('cancelled', () => admitted.end(false));
       });
       infer(ctx, call.request).then(({ response, timings, release }) => {
-        done(Status.OK);
+        done(call.cancelled ? Status.CANCELLED : Status.OK);
         const trailer = new Metadata();
         trailer.set('server-timing', serverTiming(timings));
         // grpc-js copies the message into its frame before this returns: the slab may go
@@ -125,6 +125,8 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         release();
       }, (err: InferFailure) => {
         if (err.status.code === Status.INTERNAL) log((err.cause as Error) ?? err, 'grpc ModelInfer failed');
+        // the client's own cancel (or deadline, which grpc-js has already answered) dropped the work
+        if (call.cancelled) done(timeoutOf(call.getDeadline()) <= 1 ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
         fail(err.status);
       });
     },
@@ -134,9 +136,14 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         done(Status.UNAUTHENTICATED);
         return call.emit('error', grpcStatus(serviceError('unauthorizedGrpc')));
       }
+      if (engine.state.draining) {
+        done(Status.UNAVAILABLE);
+        return call.emit('error', grpcStatus(serviceError('shuttingDown')));
+      }
       const stream = serveStream(call, {
         infer: (message, onAdmitted) => infer(inferContext(call.metadata, message.id, config.requestTimeoutMs, true, onAdmitted), message),
         countRequest: (model, ok) => engine.metrics.streamRequests.cell(model, ok ? 'ok' : 'error').value++,
+        stallMs: config.requestTimeoutMs,
         ended: (code) => {
           streams.delete(stream);
           done(code);
@@ -151,7 +158,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
     Check: unary('Check', ({ service }: { service: string }) => {
       if (service !== '' && service !== INFERENCE_SERVICE) throw serviceError('healthServiceUnknown', service.slice(0, 64), INFERENCE_SERVICE);
       return { status: engine.readiness().ready ? 'SERVING' : 'NOT_SERVING' };
-    }, true),
+    }, true, HEALTH_SERVICE),
   });
   new ReflectionService(packageDefinition).addToServer(server);
 

@@ -89,6 +89,10 @@ describe('draining', () => {
     expect(await client.call('ServerReady', {})).toMatchObject({ ok: true, value: { ready: false } });
     expect(await client.call('Check', { service: '' }, { service: 'health' })).toMatchObject({ ok: true, value: { status: 'NOT_SERVING' } });
     expect(await client.call('ModelInfer', inferRequest('rmsnorm', [X]))).toMatchObject({ ok: false, code: Status.UNAVAILABLE, details: expect.stringMatching(/shutting down/) });
+    // a stream opened now is refused at once
+    const lateStream = client.raw.ModelStreamInfer(new Metadata()) as ClientDuplexStream<object, any>;
+    lateStream.on('data', () => {});
+    expect((await new Promise<ServiceError>((resolve) => lateStream.on('error', resolve))).code).toBe(Status.UNAVAILABLE);
     const drained = front.drain();
     gate.open();
     const ended = await status;

@@ -72,6 +72,22 @@ describe('the server methods', () => {
     expect(await server.current.client.call('ServerLive', {})).toMatchObject({ ok: true });
   });
 
+  it('a parameter named __proto__ is a key like any other: INVALID_ARGUMENT naming it', async () => {
+    // ModelInferRequest { model_name: "rmsnorm", parameters: { "__proto__": { double_param: 1 } } },
+    // by hand: a JavaScript encoder's own map would take the key as a prototype and drop it
+    const param = Buffer.concat([Buffer.from([0x21]), Buffer.from(new Float64Array([1]).buffer)]);
+    const key = Buffer.from('__proto__');
+    const entry = Buffer.concat([Buffer.from([0x0a, key.length]), key, Buffer.from([0x12, param.length]), param]);
+    const model = Buffer.from('rmsnorm');
+    const message = Buffer.concat([Buffer.from([0x0a, model.length]), model, Buffer.from([0x22, entry.length]), entry]);
+    const client = new Client(`127.0.0.1:${server.current.front.port}`, credentials.createInsecure());
+    const status = await new Promise<ServiceError | null>((resolve) => {
+      client.makeUnaryRequest('/inference.GRPCInferenceService/ModelInfer', (b: Buffer) => b, (b: Buffer) => b, message, (err: ServiceError | null) => resolve(err));
+    });
+    expect([status?.code, status?.details]).toEqual([Status.INVALID_ARGUMENT, 'parameters.__proto__: unknown field']);
+    client.close();
+  });
+
   it('grpc.health.v1 Check: SERVING for "" and the inference service; another name is NOT_FOUND naming it', async () => {
     const { client } = server.current;
     for (const service of ['', INFERENCE]) expect(await client.call('Check', { service }, { service: 'health' })).toMatchObject({ ok: true, value: { status: 'SERVING' } });
@@ -155,5 +171,9 @@ describe('/metrics counts gRPC calls', () => {
     expect(text).toMatch(line('InvalidArgument'));
     expect(text).toMatch(new RegExp(`^grpc_server_handling_seconds_count\\{grpc_service="${INFERENCE}",grpc_method="ModelInfer",grpc_type="unary"\\} [1-9]`, 'm'));
     expect(text).toMatch(/^norm_rows_total\{op="rmsnorm",dtype="float32"\} [1-9]/m);
+    // Check under its own service
+    await client.call('Check', { service: '' }, { service: 'health' });
+    const after = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(after).toMatch(/^grpc_server_handled_total\{grpc_service="grpc.health.v1.Health",grpc_method="Check",grpc_type="unary",grpc_code="OK"\} [1-9]/m);
   });
 });

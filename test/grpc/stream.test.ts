@@ -99,10 +99,10 @@ describe('ModelStreamInfer', () => {
     expect(run.answers).toEqual([]);
   });
 
-  it('norm_stream_requests_total counts each request by model and outcome', async () => {
+  it('norm_stream_requests_total counts each request by model ("unknown" for a name no model has) and outcome', async () => {
     const text = (await server.current.app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(text).toMatch(/^norm_stream_requests_total\{model="rmsnorm",outcome="ok"\} [1-9]/m);
-    expect(text).toMatch(/^norm_stream_requests_total\{model="softmax",outcome="error"\} [1-9]/m);
+    expect(text).toMatch(/^norm_stream_requests_total\{model="unknown",outcome="error"\} [1-9]/m);
     expect(text).toMatch(/^grpc_server_handled_total\{grpc_service="inference.GRPCInferenceService",grpc_method="ModelStreamInfer",grpc_type="bidi_stream",grpc_code="OK"\} [1-9]/m);
     expect(text).toMatch(/^grpc_server_handled_total\{grpc_service="inference.GRPCInferenceService",grpc_method="ModelStreamInfer",grpc_type="bidi_stream",grpc_code="InvalidArgument"\} 1$/m);
   });
