@@ -10,6 +10,7 @@ import { DATATYPE_OF } from '../http/v2/datatypes.js';
 import { chooseOutputs } from '../http/v2/infer-answer.js';
 import { MODEL_VERSION, modelFor } from '../http/v2/models.js';
 import { DTYPES } from '../codec/dtype.js';
+import { KeptHeaders } from '../codec/kept-headers.js';
 import { tensorBytes } from '../codec/write-tensor.js';
 import { producedOutputs, type CheckedRequest } from '../jobs/checked-request.js';
 import { directBytes, type Job } from '../jobs/job.js';
@@ -20,6 +21,9 @@ import type { TaskFault } from '../pool/protocol.js';
 import { encodeInferResponse, encodeResponsePrefix } from './infer-codec.js';
 import { placeInputs, readGrpcInferRequest, type ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
+
+/** answers' protobuf prefixes: the same few shapes come again and again */
+const keptPrefixes = new KeptHeaders();
 
 export interface InferAnswer {
   /** the encoded ModelInferResponse (framed as a ModelStreamInferResponse on a stream); often a view
@@ -79,8 +83,13 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
         chosen = chooseOutputs(read.infer, producedOutputs(req)).map(({ name }) => name);
         if (chosen.length !== 1 || chosen[0] !== 'output') return null;
         // the one output's bytes are the end of the message: its fields go right before them
-        const output = { name: 'output', datatype: DATATYPE_OF[req.outDtype], shape: req.input.shape, byteLength: req.input.size * DTYPES[req.outDtype].itemsize };
-        return encodeResponsePrefix(message.model_name, MODEL_VERSION, message.id, output, ctx.stream);
+        const make = () => {
+          const output = { name: 'output', datatype: DATATYPE_OF[req.outDtype], shape: req.input.shape, byteLength: req.input.size * DTYPES[req.outDtype].itemsize };
+          return encodeResponsePrefix(message.model_name, MODEL_VERSION, message.id, output, ctx.stream);
+        };
+        // kept per model, dtype, shape and framing (not with an id: the answer repeats it)
+        if (message.id !== '') return make();
+        return keptPrefixes.get(`${message.model_name}\0${req.outDtype}\0${req.input.shape.join(',')}\0${ctx.stream ? 'stream' : 'unary'}`, make);
       },
       // the message straight from the slab when it is laid out there, else written whole
       encode: (jobs: Job[]) => (jobs[0].direct !== null ? directBytes(jobs[0]) : encodeAnswer(message, jobs[0], chosen, ctx.stream)),

@@ -204,3 +204,34 @@ describe('answers sent straight from shared memory', () => {
     expect(app.engine.slabs.inUseBytes).toBe(0);
   });
 });
+
+describe('kept answer prefixes', () => {
+  it('the same shape again, unary and on a stream, as another output dtype or model: each answer its own form', async () => {
+    const { client } = server.current;
+    const x = randomValues(300, 24);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['rmsnorm', {}, 'FP32'], ['rmsnorm', {}, 'FP32'], ['rmsnorm', { output_dtype: param('FP64') }, 'FP64'],
+      ['layernorm', {}, 'FP32'], ['rmsnorm', { output_dtype: param('BF16') }, 'BF16'],
+    ];
+    for (const [op, parameters, datatype] of cases) {
+      const request = inferRequest(op, [rawInput('input', 'FP32', [3, 8], x)], { parameters });
+      const unary = await answer(request);
+      const stream = client.raw.ModelStreamInfer();
+      const streamed = new Promise<any>((resolve, reject) => {
+        let got: any;
+        stream.on('data', (a: any) => { got = a.infer_response; });
+        stream.on('error', reject);
+        stream.on('end', () => resolve(got));
+      });
+      stream.write(request);
+      stream.end();
+      for (const response of [unary.value, await streamed]) {
+        expect([response.model_name, response.id]).toEqual([op, '']);
+        const output = outputsOf(response).get('output')!;
+        expect([output.datatype, output.shape]).toEqual([datatype, [3, 8]]);
+        const ref = reference({ op: op as 'rmsnorm' | 'layernorm', dtype: 'float32', shape: [3, 8], values: x });
+        expectClose(output.values, ref.output, DTYPE_OF[datatype], ref.largeMean);
+      }
+    }
+  });
+});
