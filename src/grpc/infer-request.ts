@@ -8,7 +8,7 @@ import { serviceError } from '../errors.js';
 import type { Lease } from '../memory/lease.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
 import { OP_NAMES, OPERATIONS, type OpName } from '../ops/registry.js';
-import { DATATYPE_NAMES, DATATYPES } from '../http/v2/datatypes.js';
+import { DATATYPE_NAMES, DATATYPE_OF, DATATYPES } from '../http/v2/datatypes.js';
 import type { InferRequest, RequestedOutput } from '../http/v2/infer-request.js';
 import type { Model } from '../http/v2/models.js';
 import { align } from '../jobs/job.js';
@@ -86,22 +86,20 @@ function readInputs(message: ModelInferRequest, model: Model, request: InferRequ
     if (raw.length !== checked.length) throw invalid('raw_input_contents', `${raw.length} entries for ${checked.length} inputs; send one per input, in the order of inputs`);
     for (const { name, dtype, shape, bytes, values } of checked) {
       const length = (values as Buffer).length;
-      if (length !== bytes) throw invalid(`${name} raw_input_contents`, `${length} bytes, but shape [${shape.join(', ')}] of ${dtypeName(dtype)} needs ${bytes}`);
+      if (length !== bytes) throw invalid(`${name} raw_input_contents`, `${length} bytes, but shape [${shape.join(', ')}] of ${DATATYPE_OF[dtype]} needs ${bytes}`);
     }
   }
   return checked;
 }
-
-const dtypeName = (dtype: Dtype) => Object.keys(DATATYPES).find((name) => DATATYPES[name] === dtype)!;
 
 /** an input's values from its typed contents: fp32_contents for FP32, fp64_contents for FP64 */
 function typedContents(input: InputTensor, dtype: Dtype, size: number): ArrayLike<number> {
   const { name, contents } = input;
   if (contents === null) throw serviceError('fieldMissing', `${name} data (raw_input_contents or contents)`);
   const field = TYPED_FIELD[dtype];
-  if (field === undefined) throw invalid(`${name} contents`, `${dtypeName(dtype)} has no typed contents; send its bytes in raw_input_contents`);
+  if (field === undefined) throw invalid(`${name} contents`, `${DATATYPE_OF[dtype]} has no typed contents; send its bytes in raw_input_contents`);
   for (const [other, values] of Object.entries(contents)) {
-    if (other !== field && values !== undefined && values.length > 0) throw invalid(`${name} contents.${other}`, `a ${dtypeName(dtype)} input's values go in ${field}`);
+    if (other !== field && values !== undefined && values.length > 0) throw invalid(`${name} contents.${other}`, `a ${DATATYPE_OF[dtype]} input's values go in ${field}`);
   }
   const values = (contents[field] ?? []) as number[];
   if (values.length !== size) throw serviceError('dataCount', name, values.length, 'values', input.shape.join(', '), size);

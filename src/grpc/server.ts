@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine/engine.js';
 import { isServiceError, serviceError } from '../errors.js';
-import { serverTiming } from '../http/request-context.js';
+import { faultNamed, serverTiming } from '../http/request-context.js';
 import { compileOpValidators } from '../http/v1/schemas.js';
 import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from '../http/v2/models.js';
 import type { TaskFault } from '../pool/protocol.js';
@@ -57,9 +57,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
    *  `x-test-fault=hold`, as REST's X-Test-Fault header */
   const fault = (metadata: Metadata, id = ''): TaskFault | null => {
     if (!config.faultInjection) return null;
-    const value = id.startsWith('x-test-fault=') ? id.slice('x-test-fault='.length) : metadata.get('x-test-fault')[0];
-    if (value === 'crash-worker') return { kind: 'crash' };
-    return value === 'hold' ? { kind: 'hold' } : null;
+    return faultNamed(id.startsWith('x-test-fault=') ? id.slice('x-test-fault='.length) : metadata.get('x-test-fault')[0]);
   };
   /** the call's deadline in ms from now, at most REQUEST_TIMEOUT_MS */
   const timeoutOf = (deadline: Date | number) => {

@@ -9,6 +9,7 @@ import { status as Status, type ServerDuplexStream } from '@grpc/grpc-js';
 import { constants as http2 } from 'node:http2';
 import type { Admitted } from '../engine/admission.js';
 import { serviceError } from '../errors.js';
+import { MODELS } from '../http/v2/models.js';
 import { encodeStreamError } from './infer-codec.js';
 import { InferFailure, type InferAnswer } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
@@ -116,7 +117,7 @@ export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>,
       if ('answer' in outcome) outcome.answer.release();
       return;
     }
-    const known = ['rmsnorm', 'layernorm', 'batchnorm', 'groupnorm'].includes(message.model_name) ? message.model_name : 'unknown';
+    const known = Object.hasOwn(MODELS, message.model_name) ? message.model_name : 'unknown';
     if ('answer' in outcome) {
       deps.countRequest(known, true);
       send(outcome.answer.response, outcome.answer.release);

@@ -8,9 +8,13 @@ export function serverTiming(t: Timings): string {
   return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
 }
 
+/** a test fault by its name (`crash-worker`, `hold`), whichever front end carried it */
+export function faultNamed(name: unknown): TaskFault | null {
+  if (name === 'crash-worker') return { kind: 'crash' };
+  return name === 'hold' ? { kind: 'hold' } : null;
+}
+
 /** X-Test-Fault, honoured only when the app was built with faultInjection (tests) */
 export function testFault(request: FastifyRequest): TaskFault | null {
-  const header = request.headers['x-test-fault'];
-  if (header === 'crash-worker') return { kind: 'crash' };
-  return header === 'hold' ? { kind: 'hold' } : null;
+  return faultNamed(request.headers['x-test-fault']);
 }

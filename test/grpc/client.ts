@@ -10,13 +10,20 @@ import type { Config } from '../../src/config.js';
 import { startGrpc, type GrpcFrontEnd } from '../../src/grpc/server.js';
 import { createApp } from '../helpers/http.js';
 import { bytesOf, valuesFromBytes, type Dtype } from '../helpers/tensors.js';
+import { DTYPE_OF as OIP_DTYPE_OF } from '../v2/oip.js';
 
 const PROTO_DIR = fileURLToPath(new URL('../../src/grpc/proto/', import.meta.url));
 // as a client would load them: every field present (defaults), 64-bit integers as numbers
 const definition = loadSync(['inference.proto', 'health.proto'], { includeDirs: [PROTO_DIR], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
 const loaded = loadPackageDefinition(definition) as any;
 
-export const DTYPE_OF: Readonly<Record<string, Dtype>> = { FP32: 'float32', FP64: 'float64', FP16: 'float16', BF16: 'bfloat16' };
+/** the tensors' datatype names, as the REST tests know them, looked up by any string */
+export const DTYPE_OF: Readonly<Record<string, Dtype>> = OIP_DTYPE_OF;
+
+/** yields to the event loop until `ready()` (no clock: other callbacks run meanwhile) */
+export async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((resolve) => setImmediate(resolve));
+}
 
 export interface Failure { code: number; details: string; trailers: Record<string, unknown> }
 export type Result<T> = { ok: true; value: T; trailers: Record<string, unknown> } | ({ ok: false } & Failure);

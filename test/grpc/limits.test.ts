@@ -4,14 +4,11 @@
 import { Metadata, status as Status, type ClientDuplexStream, type ServiceError } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { faultGate } from '../helpers/fault-gate.js';
-import { connect, inferRequest, param, rawInput, useGrpcServer } from './client.js';
+import { connect, inferRequest, param, rawInput, useGrpcServer, until } from './client.js';
 
 const X = rawInput('input', 'FP32', [1, 4], [1, 2, 3, 4]);
 const HOLD = { 'x-test-fault': 'hold' };
 
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('deadlines', () => {
   const server = useGrpcServer({ faultInjection: true });

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WINDOW } from '../../src/grpc/stream.js';
-import { inferRequest, rawInput, useGrpcServer } from './client.js';
+import { inferRequest, rawInput, useGrpcServer, until } from './client.js';
 
 const PROTO = readFileSync(fileURLToPath(new URL('../../src/grpc/proto/inference.proto', import.meta.url)), 'utf8');
 const Request = protobuf.parse(PROTO, { keepCase: true }).root.lookupType('inference.ModelInferRequest');
@@ -16,9 +16,6 @@ const Request = protobuf.parse(PROTO, { keepCase: true }).root.lookupType('infer
 // a short stall limit (REQUEST_TIMEOUT_MS), and answers big enough to fill a 64 KiB window at once
 const server = useGrpcServer({ requestTimeoutMs: 1_500 });
 
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('a stream whose client reads nothing', () => {
   it(`holds at most ${WINDOW} requests, serves others meanwhile, and gives everything back when it is reset`, async () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { faultGate } from '../helpers/fault-gate.js';
 import { expectClose, reference } from '../helpers/reference.js';
 import { randomValues } from '../helpers/tensors.js';
-import { inferRequest, outputsOf, param, rawInput, useGrpcServer } from './client.js';
+import { inferRequest, outputsOf, param, rawInput, useGrpcServer, until } from './client.js';
 
 const server = useGrpcServer({ faultInjection: true });
 
@@ -31,10 +31,6 @@ function runStream(requests: object[], metadata: Record<string, string> = {}, en
 
 const small = (id: string, values = [1, 2, 3, 4]) => inferRequest('rmsnorm', [rawInput('input', 'FP32', [1, values.length], values)], { id });
 
-/** yields to the event loop until `ready()` (no clock: other callbacks run meanwhile) */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setImmediate(resolve));
-}
 
 describe('ModelStreamInfer', () => {
   it('answers in request order: a held first request is answered before later ones that finished first', async () => {
