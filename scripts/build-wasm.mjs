@@ -1,9 +1,9 @@
-// compiles each kernel family in src/kernels/wasm/*.wat to dist/kernels/*.wasm with wabt (SIMD and
-// threads enabled: the kernels use v128 and import a shared memory).
+// compiles each kernel family in src/kernels/wasm/*.wat to dist/kernels/*.wasm with wabt (SIMD, threads
+// and bulk memory enabled: the kernels use v128, import a shared memory and copy with memory.copy).
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import wabtInit from 'wabt';
 
-const features = { simd: true, threads: true };
+const features = { simd: true, threads: true, bulk_memory: true };
 
 const wabt = await wabtInit();
 await mkdir(new URL('../dist/kernels/', import.meta.url), { recursive: true });

@@ -22,16 +22,27 @@ const KEY = {
 };
 const EMPTY_KIND = Buffer.alloc(0);
 
-/** a result tensor as msgpack carries it (JSON answers are written as text: codec/number-text.ts) */
-export function encodeTensor(t: TensorOut, numpyForm: boolean): unknown {
-  const data = tensorBytes(t);
-  const numpyType = DTYPES[t.dtype].numpyType;
+/** a tensor as msgpack carries it, `data` its bytes (JSON answers are written as text:
+ *  codec/number-text.ts); `data` comes last in both forms, so a prefix can end right before it */
+export function msgpackTensor(dtype: Dtype, shape: number[], numpyForm: boolean, data: Uint8Array): unknown {
+  const numpyType = DTYPES[dtype].numpyType;
   if (numpyForm && numpyType !== null) {
     return new Map<Buffer, unknown>([
-      [KEY.nd, true], [KEY.type, numpyType], [KEY.kind, EMPTY_KIND], [KEY.shape, t.shape], [KEY.data, data],
+      [KEY.nd, true], [KEY.type, numpyType], [KEY.kind, EMPTY_KIND], [KEY.shape, shape], [KEY.data, data],
     ]);
   }
-  return { dtype: t.dtype, shape: t.shape, data };
+  return { dtype, shape, data };
+}
+
+/** bytes where they lie in the shared memory */
+export interface HeldBytes { byteOffset: number; length: number }
+
+/** the tensor's little-endian bytes: where they lie in shared memory, except float16/bfloat16 held
+ *  widened, which are narrowed into ordinary memory */
+export function tensorPiece(t: TensorOut): HeldBytes | Buffer {
+  const itemsize = DTYPES[t.dtype].itemsize;
+  if (t.storage === 'bits' || itemsize === (t.storage === 'float64' ? 8 : 4)) return { byteOffset: t.byteOffset, length: t.length * itemsize };
+  return tensorBytes(t);
 }
 
 /** the tensor's little-endian bytes: a view of shared memory, except float16/bfloat16 held widened */

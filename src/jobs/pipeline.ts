@@ -17,6 +17,7 @@ import type { Job } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
 import { jobsDone, runJobs, type JobTiming } from './run.js';
 import { writeAnswerText, type AnswerPart, type Payload } from './answer-text.js';
+import { layOutAnswer, type GatheredAnswer } from './answer-bytes.js';
 
 /** what the pipeline runs on: the engine's (engine/engine.ts) */
 export interface PipelineResources {
@@ -39,8 +40,9 @@ export interface PipelineItem {
 export interface AnswerFormat {
   /** the answer's bytes before the output when it can go out straight from the slab, else null */
   prefix(req: CheckedRequest): Buffer | null;
-  /** the finished jobs → the answer body: bytes, or JSON text whose tensors' numbers are still to be written */
-  encode(jobs: Job[]): Buffer | AnswerPart[];
+  /** the finished jobs → the answer body: bytes, pieces to lay out in a slab, or JSON text whose
+   *  tensors' numbers are still to be written */
+  encode(jobs: Job[]): Buffer | GatheredAnswer | AnswerPart[];
 }
 
 export interface PipelineRequest {
@@ -94,7 +96,8 @@ function encodeAnswer(
   const encodeStarted = performance.now();
   const timings = (): Timings => ({ decode, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted });
   const encoded = req.answer.encode(jobs);
-  if (!Array.isArray(encoded)) return { payload: encoded, timings: timings() };
+  if (Buffer.isBuffer(encoded)) return { payload: encoded, timings: timings() };
+  if (!Array.isArray(encoded)) return { payload: layOutAnswer(encoded.pieces, engine.slabs, req.lease, engine.wasm), timings: timings() };
   const text = writeAnswerText(encoded, engine, req);
   return text instanceof Promise ? text.then((payload) => ({ payload, timings: timings() })) : { payload: text, timings: timings() };
 }

@@ -24,6 +24,8 @@ export interface WasmKernels {
   widenBf16(src: number, dst: number, count: number): void;
   /** count float32 at src → bfloat16 bits at dst (2-byte aligned), to nearest, ties to even; NaN stays NaN */
   narrowBf16(src: number, dst: number, count: number): void;
+  /** n bytes from src to dst (any byte offsets, not overlapping): a memmove, unlike JS copies out of shared memory */
+  copyBytes(dst: number, src: number, n: number): void;
   /**
    * one BatchNorm tile of x ([outer, C, inner] float32, at any alignment): outer [o0, o1) × channels
    * [c0, c1); each channel's mean and M2 as two float64 at out + 16·(c − c0)

@@ -1,9 +1,12 @@
 // the header written before an answer's output bytes, then the bytes, decode as {output: {dtype, shape, data}}
-// with msgpackr's own reader, on a first call and on the cached ones, for any shape.
+// with msgpackr's own reader, on a first call and on the cached ones, for any shape; and the pieces a
+// packed answer is made of decode as the maps, arrays and tensors they stand for.
 import fc from 'fast-check';
-import { unpack } from 'msgpackr';
+import { unpack, Unpackr } from 'msgpackr';
 import { expect, it } from 'vitest';
-import { outputPrefix } from '../../src/codec/msgpack-prefix.js';
+import { arrayHeader, keyBytes, mapHeader, outputPrefix, tensorPrefix } from '../../src/codec/msgpack-prefix.js';
+
+const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
 
 it('prefix + data decodes to the output, first time and cached', () => {
   fc.assert(fc.property(
@@ -19,4 +22,41 @@ it('prefix + data decodes to the output, first time and cached', () => {
       }
     },
   ), { numRuns: 600 }); // past the cache's 256 shapes: it is cleared and refilled on the way
+});
+
+it('map and array headers + tensor prefixes + data decode as msgpackr packs the same value', () => {
+  fc.assert(fc.property(
+    fc.array(fc.record({
+      name: fc.constantFrom('output', 'mean', 'rstd', 'residual', 'x'.repeat(40)),
+      dtype: fc.constantFrom('float32' as const, 'float64' as const, 'float16' as const, 'bfloat16' as const),
+      shape: fc.array(fc.integer({ min: 0, max: 70000 }), { minLength: 0, maxLength: 4 }),
+      numpy: fc.boolean(),
+      data: fc.uint8Array({ maxLength: 40 }),
+    }), { minLength: 0, maxLength: 20 }),
+    fc.constantFrom(0, 1, 15, 16, 300, 70000),
+    (tensors, arrayLength) => {
+      const pieces = [arrayHeader(arrayLength), mapHeader(tensors.length)];
+      for (const t of tensors) pieces.push(keyBytes(t.name), tensorPrefix(t.dtype, t.shape, t.numpy, t.data.length), t.data);
+      const decoded = unpackr.unpack(Buffer.concat(pieces.slice(1)));
+      const expected = new Map(tensors.map((t) => [t.name, t]));
+      expect([...decoded.keys()]).toEqual([...expected.keys()]);
+      for (const [name, t] of expected) {
+        const got = decoded.get(name);
+        if (t.numpy && t.dtype !== 'bfloat16') {
+          // msgpack-numpy's form: bin keys nd, type, kind, shape, data
+          const fields = new Map([...got].map(([k, v]) => [Buffer.from(k).toString(), v]));
+          expect(fields.get('nd')).toBe(true);
+          expect(fields.get('shape')).toEqual(t.shape);
+          expect(new Uint8Array(fields.get('data'))).toEqual(t.data);
+        } else {
+          expect(got.get('dtype')).toBe(t.dtype);
+          expect(got.get('shape')).toEqual(t.shape);
+          expect(new Uint8Array(got.get('data'))).toEqual(t.data);
+        }
+      }
+      // the array header alone: msgpackr reads it as that many items
+      const items = Array.from({ length: arrayLength }, () => 0);
+      expect(unpack(Buffer.concat([arrayHeader(arrayLength), Buffer.alloc(arrayLength)]))).toEqual(items);
+    },
+  ), { numRuns: 300 });
 });

@@ -1,17 +1,17 @@
 // /v1's answers: finished jobs → the §2 response body, `{results: […]}` for a batch, in the negotiated encoding.
 // An answer that is just `{output}` in msgpack's ordinary form goes out straight from the slab (its
-// header written before the output when the job is allocated); anything else is packed here.
-import { Packr } from 'msgpackr/pack';
+// header written before the output when the job is allocated); any other msgpack answer is its
+// headers and the tensors' bytes, gathered into a slab (jobs/answer-bytes.ts).
 import { DTYPES } from '../../codec/dtype.js';
-import { outputPrefix } from '../../codec/msgpack-prefix.js';
-import { encodeTensor, type Encoding } from '../../codec/write-tensor.js';
+import { arrayHeader, keyBytes, mapHeader, outputPrefix, tensorPrefix } from '../../codec/msgpack-prefix.js';
+import { tensorPiece, type Encoding } from '../../codec/write-tensor.js';
+import type { BytePiece, GatheredAnswer } from '../../jobs/answer-bytes.js';
 import type { AnswerPart } from '../../jobs/answer-text.js';
 import type { CheckedRequest } from '../../jobs/checked-request.js';
 import { directBytes, type Job } from '../../jobs/job.js';
 import type { AnswerFormat } from '../../jobs/pipeline.js';
 
-// byte views of shared memory pack as bin; records off so any msgpack reader decodes plain maps
-const packr = new Packr({ useRecords: false });
+const RESULTS = Buffer.concat([mapHeader(1), keyBytes('results')]);
 
 export function v1Answer(encoding: Encoding, batch: boolean): AnswerFormat {
   return { prefix: (req) => directPrefix(req, encoding, batch), encode: (jobs) => encodeResponse(jobs, encoding, batch) };
@@ -25,11 +25,18 @@ function directPrefix(req: CheckedRequest, encoding: Encoding, batch: boolean): 
 }
 
 /** one body for the jobs: `{results: […]}` for a batch, else the one job's fields */
-function encodeResponse(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | AnswerPart[] {
+function encodeResponse(jobs: Job[], encoding: Encoding, batch: boolean): Buffer | GatheredAnswer | AnswerPart[] {
   if (!batch && jobs[0].direct !== null) return directBytes(jobs[0]);
   if (encoding === 'json') return jsonParts(jobs, batch);
-  const results = jobs.map((job) => Object.fromEntries(job.outputs.map(([name, t]) => [name, encodeTensor(t, job.request.numpyForm)])));
-  return packr.pack(batch ? { results } : results[0]);
+  const pieces: BytePiece[] = batch ? [RESULTS, arrayHeader(jobs.length)] : [];
+  for (const job of jobs) {
+    pieces.push(mapHeader(job.outputs.length));
+    for (const [name, t] of job.outputs) {
+      const data = tensorPiece(t);
+      pieces.push(keyBytes(name), tensorPrefix(t.dtype, t.shape, job.request.numpyForm, data.length), data);
+    }
+  }
+  return { pieces };
 }
 
 /** the JSON.stringify of the same body, its numbers left for writeAnswerText (non-finite ones as strings) */

@@ -14,6 +14,7 @@ import { authHook } from '../auth-hook.js';
 import { registerBodyParsers } from '../body-parsers.js';
 import { registerErrorReplies, serviceErrorBody } from '../error-handler.js';
 import { encodingOf, essence, negotiate } from '../media-types.js';
+import { KeptHeaders } from '../../codec/kept-headers.js';
 import { serverTiming, testFault } from '../request-context.js';
 import { v1Answer } from './answer.js';
 import { batchRouteDoc, documentRoute, opRouteDoc } from './openapi.js';
@@ -27,18 +28,30 @@ declare module 'fastify' {
   }
 }
 
+/** the media types of a Content-Type and Accept pair, or the error they earn */
+function negotiated(contentType: string | undefined, accept: string | undefined): Negotiated | 'mediaType' | 'notAcceptable' {
+  const requestType = essence(contentType);
+  const requestEncoding = encodingOf(requestType);
+  if (requestType === undefined || requestEncoding === undefined) return 'mediaType';
+  const responseType = negotiate(accept, requestType);
+  if (responseType === undefined) return 'notAcceptable';
+  return { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
+}
+
+// a client sends the same pair on every request: parsed once (no header value holds \n or \0)
+const keptNegotiations = new KeptHeaders<ReturnType<typeof negotiated>>();
+
 /** 415 and 406 come from the headers alone, before the body is read */
 function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  const requestType = essence(request.headers['content-type']);
-  const requestEncoding = encodingOf(requestType);
-  if (requestType === undefined || requestEncoding === undefined) {
-    return done(serviceError('mediaType', requestType ?? 'missing'));
-  }
-  const responseType = negotiate(request.headers.accept, requestType);
-  if (responseType === undefined) {
-    return done(serviceError('notAcceptable'));
-  }
-  request.negotiated = { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
+  const contentType = request.headers['content-type'];
+  const accept = request.headers.accept;
+  // kept only for headers of a sane length: a hostile client's megabyte of Accept is parsed, not kept
+  const result = (contentType?.length ?? 0) + (accept?.length ?? 0) > 512
+    ? negotiated(contentType, accept)
+    : keptNegotiations.get(`${contentType ?? '\0'}\n${accept ?? '\0'}`, () => negotiated(contentType, accept));
+  if (result === 'mediaType') return done(serviceError('mediaType', essence(contentType) ?? 'missing'));
+  if (result === 'notAcceptable') return done(serviceError('notAcceptable'));
+  request.negotiated = result;
   done();
 }
 
