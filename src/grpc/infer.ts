@@ -91,6 +91,8 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
         if (message.id !== '') return make();
         return keptPrefixes.get(`${message.model_name}\0${req.outDtype}\0${req.input.shape.join(',')}\0${ctx.stream ? 'stream' : 'unary'}`, make);
       },
+      // grpc-js copies each message after its 5-byte frame header
+      answerPhase: 5,
       // the message straight from the slab when it is laid out there, else written whole
       encode: (jobs: Job[]) => (jobs[0].direct !== null ? directBytes(jobs[0]) : encodeAnswer(message, jobs[0], chosen, ctx.stream)),
     };

@@ -14,9 +14,10 @@ import { COST, openJobSlab, outputStorage, placement, placeValues, tensorAt, typ
 
 /**
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
- * bytes before the output, when it is sent straight from memory, else null
+ * bytes before the output, when it is sent straight from memory, else null; `answerPhase`: where
+ * such an answer should start, mod 8 (AnswerFormat), when the kernels allow
  */
-export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null): Job {
+export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null, answerPhase: number | null): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
@@ -46,7 +47,7 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
     ['rstd', hasRstd ? 4 * statLength : 0],
     ['x', 'inPlace' in inputPlace ? 0 : valueBytes * size],
     ['residual', residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size],
-  ], prefix, size, size * DTYPES[req.outDtype].itemsize);
+  ], prefix, size, size * DTYPES[req.outDtype].itemsize, useWasm && !halfOutput ? answerPhase : null);
   const { memory } = slab;
   const [x, xSource] = placeValues(inputPlace, () => region('x', size), valueType);
   const [residual, residualSource] = residualPlace === null ? [null, null] : placeValues(residualPlace, () => region('residual', size), valueType);

@@ -77,12 +77,17 @@ export interface JobSlab {
 
 /**
  * one slab for a job: the plan's regions (the first, `cancel`, cleared: slabs are reused), then y,
- * aligned, with the answer's `prefix` (if any) right before it so both go out as one run of bytes
+ * aligned, with the answer's `prefix` (if any) right before it so both go out as one run of bytes.
+ * `phase`, when not null, places the answer's first byte at that offset mod 8 instead, y wherever it
+ * then falls (only for y written by the SIMD kernels, which store at any alignment)
  */
-export function openJobSlab(slabs: TensorMemory, plan: [string, number][], prefix: Buffer | null, yLength: number, yBytes: number): JobSlab {
+export function openJobSlab(
+  slabs: TensorMemory, plan: [string, number][], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null,
+): JobSlab {
   const { offsets, end } = layOut(plan);
   const prefixLength = prefix?.length ?? 0;
-  const prefixStart = end + align(prefixLength) - prefixLength;
+  // slabs start at a multiple of 8 (the allocator's granule), as `end` is
+  const prefixStart = phase === null || prefix === null ? end + align(prefixLength) - prefixLength : end + phase;
   const yOffset = prefixStart + prefixLength;
   const slab = slabs.acquire(yOffset + yBytes);
   const { memory, offset: base } = slab;

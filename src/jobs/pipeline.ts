@@ -40,6 +40,10 @@ export interface PipelineItem {
 export interface AnswerFormat {
   /** the answer's bytes before the output when it can go out straight from the slab, else null */
   prefix(req: CheckedRequest): Buffer | null;
+  /** when such an answer is copied on by its sender: the offset mod 8 its first byte lands at there
+   *  (grpc-js copies a message after a 5-byte frame header); V8 copies out of shared memory byte by
+   *  byte unless both ends agree mod 8 */
+  answerPhase?: number;
   /** the finished jobs → the answer body: bytes, pieces to lay out in a slab, or JSON text whose
    *  tensors' numbers are still to be written */
   encode(jobs: Job[]): Buffer | GatheredAnswer | AnswerPart[];
@@ -70,7 +74,7 @@ export function runPipeline(engine: PipelineResources, req: PipelineRequest): Pi
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
   const jobs: Job[] = [];
   for (const item of checked) {
-    const job = allocateJob(engine, item, req.answer.prefix(item));
+    const job = allocateJob(engine, item, req.answer.prefix(item), req.answer.answerPhase ?? null);
     // held at once, so a later item's 503 still gives this one back
     req.lease.add(job.slab);
     jobs.push(job);
@@ -102,8 +106,8 @@ function encodeAnswer(
   return text instanceof Promise ? text.then((payload) => ({ payload, timings: timings() })) : { payload: text, timings: timings() };
 }
 
-function allocateJob(engine: PipelineResources, req: CheckedRequest, prefix: Buffer | null): Job {
+function allocateJob(engine: PipelineResources, req: CheckedRequest, prefix: Buffer | null, answerPhase: number | null): Job {
   return req.layout === 'rows'
-    ? allocateRowJob(req, engine.slabs, engine.pool.workers, engine.wasm, prefix)
+    ? allocateRowJob(req, engine.slabs, engine.pool.workers, engine.wasm, prefix, answerPhase)
     : allocateChannelJob(req, engine.slabs, engine.pool.workers, prefix);
 }

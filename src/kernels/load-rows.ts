@@ -22,6 +22,8 @@ export function loadRows(
   }
   if (dtype === 'float32' || dtype === 'float64') {
     const size = dst.BYTES_PER_ELEMENT;
+    // the source is out of phase with dst (else it is read in place): a JS copy would go byte by byte
+    if (wasm !== null) return wasm.copyBytes(dst.byteOffset + start * size, byteOffset + start * size, count * size);
     new Uint8Array(dst.buffer, dst.byteOffset + start * size, count * size)
       .set(new Uint8Array(memory, byteOffset + start * size, count * size));
     return;

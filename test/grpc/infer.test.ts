@@ -205,6 +205,25 @@ describe('answers sent straight from shared memory', () => {
   });
 });
 
+describe('one-output answers laid out for grpc-js (the output at any byte offset)', () => {
+  for (const op of ['rmsnorm', 'layernorm'] as const) {
+    it(`${op} FP32: rows the SIMD kernels compute in float64 (tiny, huge, a bias of 100) against the reference`, async () => {
+      const n = 13; // an odd row length: rows end at every phase
+      const x = [...randomValues(40, n, 2, 0.5), ...randomValues(41, n).map((v) => v * 1e-30), ...randomValues(42, n).map((v) => v * 1e30), ...randomValues(43, n)];
+      const bias = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? 100 : -3));
+      const shape = [4, n];
+      for (const withBias of [false, true]) {
+        const inputs = [rawInput('input', 'FP32', shape, x), ...(withBias ? [rawInput('bias', 'FP32', [n], bias)] : [])];
+        const { value } = await answer(inferRequest(op, inputs));
+        const output = outputsOf(value).get('output')!;
+        expect([output.datatype, output.shape]).toEqual(['FP32', shape]);
+        const ref = reference({ op, dtype: 'float32', shape, values: x, ...(withBias ? { bias: { dtype: 'float32' as const, values: bias } } : {}) });
+        expectClose(output.values, ref.output, 'float32', ref.largeMean);
+      }
+    });
+  }
+});
+
 describe('kept answer prefixes', () => {
   it('the same shape again, unary and on a stream, as another output dtype or model: each answer its own form', async () => {
     const { client } = server.current;

@@ -180,7 +180,7 @@ describe('groupnorm jobs', () => {
         return_stats: true, output_dtype: outDtype,
       }, '', false) as RowRequest;
       const run = (split?: (u: number) => [number, number][]) => {
-        const job = allocateRowJob(req, slabs, 4, wasm, null);
+        const job = allocateRowJob(req, slabs, 4, wasm, null, null);
         runJob(job, split);
         return job;
       };
