@@ -43,7 +43,7 @@ function withoutSimd(job: Job): Job {
 }
 
 function allocate(req: CheckedRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels): Job {
-  return req.layout === 'rows' ? allocateRowJob(req as RowRequest, slabs, maxTasks, wasm, null) : allocateChannelJob(req as ChannelRequest, slabs, maxTasks, null);
+  return req.layout === 'rows' ? allocateRowJob(req as RowRequest, slabs, maxTasks, wasm, null, null) : allocateChannelJob(req as ChannelRequest, slabs, maxTasks, null);
 }
 
 /** every phase on this thread, one task each, with the main thread's work between phases */

@@ -191,7 +191,7 @@ async function benchPool(s: [number, number]): Promise<PoolFigures[]> {
     for (const op of ['rmsnorm', 'layernorm'] as const) {
       const sideFigures = await compareSides(
         sides, args.samples === undefined && !short ? 11 : samples,
-        (side) => allocateRowJob(OPERATIONS[op].check(body, '', false) as RowRequest, side.slabs, side.pool.workers, side.wasm, null),
+        (side) => allocateRowJob(OPERATIONS[op].check(body, '', false) as RowRequest, side.slabs, side.pool.workers, side.wasm, null, null),
         (job) => {
           const y = job.outputs[0][1];
           return checkRows(op, values, new Float32Array(y.memory, y.byteOffset, y.length), rows, n, false);
