@@ -14,11 +14,28 @@ interface Value { labels: Labels; value: number; metricName?: string; sharedLabe
 class Cells<C> {
   private readonly root = new Map<string, Map<string, Map<string, Map<string, C>>>>();
   private readonly list: C[] = [];
+  // the cell found last: most requests in a row share their label values
+  private lastA = '';
+  private lastB = '';
+  private lastC = '';
+  private lastD = '';
+  private lastCell: C | null = null;
   constructor(private readonly names: readonly string[], private readonly make: (labels: Labels) => C) {
     if (names.length > 4) throw new Error('at most four labels');
   }
 
   at(a = '', b = '', c = '', d = ''): C {
+    if (this.lastCell !== null && a === this.lastA && b === this.lastB && c === this.lastC && d === this.lastD) return this.lastCell;
+    const cell = this.find(a, b, c, d);
+    this.lastA = a;
+    this.lastB = b;
+    this.lastC = c;
+    this.lastD = d;
+    this.lastCell = cell;
+    return cell;
+  }
+
+  private find(a: string, b: string, c: string, d: string): C {
     let byB = this.root.get(a);
     if (byB === undefined) this.root.set(a, (byB = new Map()));
     let byC = byB.get(b);
@@ -43,6 +60,7 @@ class Cells<C> {
   clear(): void {
     this.root.clear();
     this.list.length = 0;
+    this.lastCell = null;
   }
 }
 

@@ -113,7 +113,8 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
       done.end(true);
       lease.release();
     };
-    return { response: payload as Buffer, timings: { ...timings, decode: decodeMs + timings.decode }, release };
+    timings.decode += decodeMs; // the message's decode counts too (the pipeline made this object)
+    return { response: payload as Buffer, timings, release };
   } catch (err) {
     admitted?.end(false);
     lease.release();

@@ -4,8 +4,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Timings } from '../jobs/pipeline.js';
 import type { TaskFault } from '../pool/protocol.js';
 
-export function serverTiming(t: Timings): string {
-  return `decode;dur=${t.decode.toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
+/** `decodedBefore`: ms of decoding before the pipeline (the body's parse), added to its own */
+export function serverTiming(t: Timings, decodedBefore = 0): string {
+  return `decode;dur=${(decodedBefore + t.decode).toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
 }
 
 /** a test fault by its name (`crash-worker`, `hold`), whichever front end carried it */

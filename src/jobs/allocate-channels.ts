@@ -100,12 +100,10 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
   const runningOut: [string, TensorIn, Region][] = updates
     ? [['running_mean', req.runningMean!, region('runningMean', C)], ['running_var', req.runningVar!, region('runningVar', C)]]
     : [];
-  const tensors: Record<string, TensorOut> = {
-    output: tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype)),
-    ...Object.fromEntries(runningOut.map(([name, t, r]) => [name, tensorAt(r, t.dtype, [C], outputStorage(t.dtype))])),
-    ...(mean === null ? {} : { mean: tensorAt(mean, 'float32', [C], 'float32') }),
-    ...(rstd === null ? {} : { rstd: tensorAt(rstd, 'float32', [C], 'float32') }),
-  };
+  const tensors: Record<string, TensorOut> = { output: tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype)) };
+  for (const [name, t, r] of runningOut) tensors[name] = tensorAt(r, t.dtype, [C], outputStorage(t.dtype));
+  if (mean !== null) tensors.mean = tensorAt(mean, 'float32', [C], 'float32');
+  if (rstd !== null) tensors.rstd = tensorAt(rstd, 'float32', [C], 'float32');
   job.outputs = producedOutputs(req).map((name) => [name, tensors[name]]);
 
   if (!req.training) {

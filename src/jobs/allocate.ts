@@ -83,12 +83,10 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
     wide: useWasm && halfOutput ? region('wide', size) : null,
     fault: null,
   };
-  const tensors: Record<string, TensorOut> = {
-    output: tensorAt(y, req.outDtype, req.input.shape, outputStorage(req.outDtype)),
-    ...(residual === null ? {} : { residual: tensorAt(residual, req.input.dtype, req.input.shape, valueType) }),
-    ...(mean === null ? {} : { mean: tensorAt(mean, 'float32', req.statShape, 'float32') }),
-    ...(rstd === null ? {} : { rstd: tensorAt(rstd, 'float32', req.statShape, 'float32') }),
-  };
+  const tensors: Record<string, TensorOut> = { output: tensorAt(y, req.outDtype, req.input.shape, outputStorage(req.outDtype)) };
+  if (residual !== null) tensors.residual = tensorAt(residual, req.input.dtype, req.input.shape, valueType);
+  if (mean !== null) tensors.mean = tensorAt(mean, 'float32', req.statShape, 'float32');
+  if (rstd !== null) tensors.rstd = tensorAt(rstd, 'float32', req.statShape, 'float32');
   return {
     request: req,
     slab,

