@@ -54,19 +54,24 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
 
   const scale = region('scale', paramLength);
   const bias = req.bias === null ? null : region('bias', paramLength);
-  if (paramLength > 0) {
-    const scaleView = new Float64Array(memory, scale.byteOffset, scale.length);
-    if (req.weight === null) {
-      scaleView.fill(req.weightOffset + 1);
-    } else {
-      writeValues(req.weight, scaleView);
-      // g = weight_offset + γ, once here in float64 instead of in every row
-      if (req.weightOffset !== 0) for (let i = 0; i < scaleView.length; i++) scaleView[i] += req.weightOffset;
-    }
-    if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
-  }
   const prepared = useWasm ? at('prepared') : null;
-  if (prepared !== null) wasm.prepareF32(scale.byteOffset, bias?.byteOffset ?? null, paramLength, prepared);
+  if (paramLength > 0) {
+    if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
+    if (req.weight === null && prepared !== null) {
+      // no weight: the kernels write g = weight_offset + 1 and its float32 copies in one pass
+      wasm.prepareConstF32(req.weightOffset + 1, scale.byteOffset, bias?.byteOffset ?? null, paramLength, prepared);
+    } else {
+      const scaleView = new Float64Array(memory, scale.byteOffset, scale.length);
+      if (req.weight === null) {
+        scaleView.fill(req.weightOffset + 1);
+      } else {
+        writeValues(req.weight, scaleView);
+        // g = weight_offset + γ, once here in float64 instead of in every row
+        if (req.weightOffset !== 0) for (let i = 0; i < scaleView.length; i++) scaleView[i] += req.weightOffset;
+      }
+      if (prepared !== null) wasm.prepareF32(scale.byteOffset, bias?.byteOffset ?? null, paramLength, prepared);
+    }
+  }
 
   const mean = hasMean ? region('mean', statLength) : null;
   const rstd = hasRstd ? region('rstd', statLength) : null;

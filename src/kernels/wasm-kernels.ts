@@ -11,6 +11,8 @@ export interface WasmKernels {
    * their largest magnitudes to prepared (preparedBytes(n) bytes), once per request
    */
   prepareF32(scale: number, bias: number | null, n: number, prepared: number): void;
+  /** prepareF32 for n copies of g, writing those to scale (n float64) too */
+  prepareConstF32(g: number, scale: number, bias: number | null, n: number, prepared: number): void;
   /** rows [rowStart, rowEnd) of x (n float32 each, from row 0) into y (= x or apart); rstd: a float32 per row */
   rmsnormF32(
     x: number, y: number, scale: number, bias: number | null, prepared: number, rstd: number | null,

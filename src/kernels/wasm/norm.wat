@@ -32,6 +32,42 @@
   ;; prepared: [max|g| f64][max|β| f64][g as float32 × n][β as float32 × n, or zeros]
   (func (export "prepareF32") (param $g i32) (param $b i32) (param $n i32) (param $p i32)
     (f64.store (local.get $p) (call $narrow (local.get $g) (local.get $n) (i32.add (local.get $p) (i32.const 16))))
+    (call $prepareBias (local.get $b) (local.get $n) (local.get $p)))
+
+  ;; prepareF32 for a scale of n copies of g (no weight sent: g = weight_offset + 1), with that
+  ;; float64 scale written too: one pass of stores where filling the scale from JavaScript and
+  ;; narrowing it back cost more than the row's normalization
+  (func (export "prepareConstF32") (param $g f64) (param $scale i32) (param $b i32) (param $n i32) (param $p i32)
+    (local $i i32) (local $v v128) (local $at i32)
+    (local.set $v (f64x2.splat (local.get $g)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (i32.add (local.get $i) (i32.const 1)) (local.get $n)))
+        (v128.store align=8 (i32.add (local.get $scale) (i32.shl (local.get $i) (i32.const 3))) (local.get $v))
+        (local.set $i (i32.add (local.get $i) (i32.const 2)))
+        (br $next)))
+    (if (i32.lt_u (local.get $i) (local.get $n))
+      (then (f64.store (i32.add (local.get $scale) (i32.shl (local.get $i) (i32.const 3))) (local.get $g))))
+    (local.set $v (f32x4.splat (f32.demote_f64 (local.get $g))))
+    (local.set $at (i32.add (local.get $p) (i32.const 16)))
+    (local.set $i (i32.const 0))
+    (block $done
+      (loop $next
+        (br_if $done (i32.gt_u (i32.add (local.get $i) (i32.const 4)) (local.get $n)))
+        (v128.store align=4 (i32.add (local.get $at) (i32.shl (local.get $i) (i32.const 2))) (local.get $v))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $next)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (f32.store (i32.add (local.get $at) (i32.shl (local.get $i) (i32.const 2))) (f32.demote_f64 (local.get $g)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (f64.store (local.get $p) (f64.abs (local.get $g)))
+    (call $prepareBias (local.get $b) (local.get $n) (local.get $p)))
+
+  ;; max|β| and β as float32 (zeros when there is no bias) into prepared
+  (func $prepareBias (param $b i32) (param $n i32) (param $p i32)
     (f64.store offset=8 (local.get $p)
       (if (result f64) (local.get $b)
         (then (call $narrow (local.get $b) (local.get $n) (i32.add (local.get $p) (i32.add (i32.const 16) (i32.shl (local.get $n) (i32.const 2))))))
