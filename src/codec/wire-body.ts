@@ -44,10 +44,12 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): 
   const object: Record<string, unknown> = {};
   for (const [rawKey, rawValue] of map) {
     const key = keyString(rawKey);
-    const field = path === '' ? key : `${path}.${key}`;
     // msgpackr reads extension type 0 as undefined: a field sent that way must not count as absent
-    if (rawValue === undefined) throw serviceError('fieldUndefined', field);
-    const value = normalize(rawValue, depth + 1, field);
+    if (rawValue === undefined) throw serviceError('fieldUndefined', fieldPath(path, key));
+    // the field's path is made only for what may hold an error deeper down, not for every leaf
+    const value = typeof rawValue === 'object' && rawValue !== null && !ArrayBuffer.isView(rawValue)
+      ? normalize(rawValue, depth + 1, fieldPath(path, key))
+      : rawValue;
     // a "__proto__" key must stay a plain (and then unknown) field, not set the prototype
     if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
     else object[key] = value;
@@ -56,6 +58,8 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): 
   if (object.nd === false && 'data' in object && 'type' in object) return numpyScalar(object);
   return object;
 }
+
+const fieldPath = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
 
 function keyString(key: unknown): string {
   if (typeof key === 'string') return key;
