@@ -42,20 +42,17 @@ export interface HeldBytes { byteOffset: number; length: number }
 export function tensorPiece(t: TensorOut): HeldBytes | Buffer {
   const itemsize = DTYPES[t.dtype].itemsize;
   if (t.storage === 'bits' || itemsize === (t.storage === 'float64' ? 8 : 4)) return { byteOffset: t.byteOffset, length: t.length * itemsize };
-  return tensorBytes(t);
-}
-
-/** the tensor's little-endian bytes: a view of shared memory, except float16/bfloat16 held widened */
-export function tensorBytes(t: TensorOut): Buffer {
-  const itemsize = DTYPES[t.dtype].itemsize;
-  if (t.storage === 'bits' || itemsize === (t.storage === 'float64' ? 8 : 4)) {
-    return Buffer.from(t.memory, t.byteOffset, t.length * itemsize);
-  }
   const values = new Float32Array(t.memory, t.byteOffset, t.length);
   const bits = new Uint16Array(t.length);
   if (t.dtype === 'float16') narrowToFloat16(values, bits);
   else narrowToBfloat16(values, bits);
   return Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength);
+}
+
+/** the same bytes as one Buffer: a view of shared memory, or the narrowed copy */
+export function tensorBytes(t: TensorOut): Buffer {
+  const piece = tensorPiece(t);
+  return Buffer.isBuffer(piece) ? piece : Buffer.from(t.memory, piece.byteOffset, piece.length);
 }
 
 /** the tensor's values as numbers (float16/bfloat16 bits widened) */
