@@ -62,6 +62,18 @@ converged() {
   [ "$(lb_up "$(swarm_lb)")" -eq "$want" ] && [ "$(lb_grpc_up "$(swarm_lb)")" -eq "$want" ]
 }
 
+# lb_story LB SINCE: what HAProxy saw since SINCE (epoch seconds), for a step that failed: its
+# servers going DOWN and UP (with the check's reason), and its 5xx answers counted by backend/server
+# and termination state (a server's own 503 ends "----"; HAProxy's, with no server left, "SC--")
+lb_story() {
+  local logs
+  logs=$($DOCKER logs --timestamps --since "$2" "$1" 2>&1)
+  echo "HAProxy's servers since the load started (DOWN/UP, with the reason):" >&2
+  printf '%s\n' "$logs" | grep -E 'is (DOWN|UP)|going DOWN' | grep -v '^[^ ]* Server ' | cut -c1-260 | tail -40 >&2
+  echo "HAProxy's 5xx answers by backend/server, status and termination state:" >&2
+  printf '%s\n' "$logs" | awk '$7 ~ /^5[0-9][0-9]$/ { n[$5 " " $7 " " $11]++ } END { for (k in n) print "  " n[k] " x " k }' | sort -rn >&2
+}
+
 swarm_lb() { $DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_lb" | head -1; }
 
 # waits for converged "$@"; prints the seconds it took since $t_action
@@ -104,6 +116,7 @@ stop_load() {
   wait "$swarm_grpc_pid" || grpc_rc=$?
   swarm_grpc_pid=""
   hog_stop
+  [ "$rc" -eq 0 ] && [ "$grpc_rc" -eq 0 ] || lb_story "$(swarm_lb)" "$load_since"
   cat "$WORK/swarm-grpc.err" >&2
   grpc_load_check "$what" "$WORK/swarm-grpc.json" "$grpc_rc"
   cat "$WORK/swarm-load.err" >&2

@@ -65,8 +65,13 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       app.log.error('drain timed out');
       process.exit(1);
     }, config.requestTimeoutMs + DRAIN_GRACE_MS).unref();
-    // gRPC first: its calls in flight still need the engine, which app.close() shuts down
-    (grpc?.drain() ?? Promise.resolve()).then(() => app.close()).then(() => {
+    // stop accepting at once: a balancer's next connection is refused, which takes this replica out
+    // of its rotation at its first try (HAProxy: observe layer4) rather than after answers of 503;
+    // requests on open connections still get 503 (above). Resolves once every connection has ended
+    const httpDrained = new Promise<void>((resolve) => app.server.close(() => resolve()));
+    // then the engine, which both front ends' calls in flight still need (app.close() shuts it down;
+    // its own server.close() finds the listener gone, which fastify allows)
+    Promise.all([grpc?.drain(), httpDrained]).then(() => app.close()).then(() => {
       app.log.info('drained');
       process.exit(0);
     }, (err) => {
