@@ -73,16 +73,16 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
   return { result, settled, inline: null };
 }
 
-/** the jobs' timings; a 504 when they were dropped, their slabs (the lease's) given back only once
- *  no started task can touch them */
+/** the jobs' timings; a 504 when they were dropped. From the call on, whatever becomes of the request
+ *  (its client gone, a 504 or 500 answered first), the lease's slabs stay out of reuse until no task
+ *  can touch them */
 export async function jobsDone(run: JobsRun, lease: Lease): Promise<JobTiming[]> {
   if (run.inline !== null) return run.inline;
+  lease.holdUntil(run.settled);
   try {
     return await run.result;
   } catch (err) {
     if (!(err instanceof TaskAborted)) throw err;
-    // answered now, but a started task may still read or write these slabs (the body's too)
-    lease.releaseAfter(run.settled);
     throw serviceError('deadline');
   }
 }

@@ -1,10 +1,13 @@
 // the slabs one request holds: its body and its jobs' memory, given back together. The answer may be
-// a view of them, so they go back when it has been written; when a task may still be running (a 504
-// answered before its work settled), only once that work has settled.
+// a view of them, so they go back when it has been written or its client has gone; and while a task
+// on the pool may still touch them (the client gone, a 504 or 500 answered first), only once every
+// such task has settled.
 import type { Slab, TensorMemory } from './tensor-memory.js';
 
 export class Lease {
   private held: Slab[] = [];
+  /** while tasks may still read or write the held slabs: settles once none can */
+  private busy: Promise<void> | null = null;
 
   constructor(private readonly slabs: TensorMemory) {}
 
@@ -12,16 +15,21 @@ export class Lease {
     this.held.push(slab);
   }
 
-  /** nothing (no task, no socket write) can touch the held slabs any more */
-  release(): void {
-    for (const slab of this.held) this.slabs.release(slab);
-    this.held.length = 0;
+  /** tasks on the pool may read or write the held slabs until `settled`, whatever becomes of the
+   *  request meanwhile (its client gone, a 504 or 500 answered first) */
+  holdUntil(settled: Promise<void>): void {
+    this.busy = this.busy === null ? settled : Promise.all([this.busy, settled]).then(() => undefined);
   }
 
-  /** a task may read or write the held slabs until `settled` */
-  releaseAfter(settled: Promise<void>): void {
+  /** the request is over: its slabs go back now, or once its tasks have settled */
+  release(): void {
+    if (this.busy === null) {
+      for (const slab of this.held) this.slabs.release(slab);
+      this.held.length = 0;
+      return;
+    }
     const held = this.held;
     this.held = [];
-    void settled.then(() => held.forEach((slab) => this.slabs.release(slab)));
+    void this.busy.then(() => held.forEach((slab) => this.slabs.release(slab)));
   }
 }
