@@ -3,6 +3,7 @@
 //  - pipeline: runPipeline for a 1×768 float32 rmsnorm whose /v1 msgpack answer goes out from the slab
 //  - grpc infer: gRPC's infer() from a decoded ModelInferRequest to its encoded answer
 //  - batch body: msgpack decode + normalize of a /v1/batch body of 64 such items
+//  - /v1 msgpack and /v2 binary by inject: the whole HTTP path of such a request but the socket
 // `--dist <dir>` measures another build (a worktree of an older commit, say); run two builds in turn
 // for a before/after, e.g. farm-bench --vs 'node dist-load/bench-request-path.js --dist /old/dist' --
 // node dist-load/bench-request-path.js
@@ -67,9 +68,25 @@ const batchBody = new Packr({ useRecords: false }).pack({ requests: Array.from({
 const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, structuredClone: false }); // as http/body-parsers.ts
 const batch = await cpuPerCall(() => normalizeMsgpackBody(unpackr.unpack(batchBody)));
 
+// the whole HTTP path but the socket: fastify's inject (light-my-request) through routing, every
+// hook, the body parser, validation, the handler, the answer and its headers. Its own cost is in the
+// figure, the same for both builds of a before/after
+const packr = new Packr({ useRecords: false });
+const injected = (url: string, headers: Record<string, string>, payload: Buffer) => async () => {
+  const res = await app.inject({ method: 'POST', url, headers, payload });
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+};
+const v1Http = await cpuPerCall(injected('/v1/rmsnorm', { 'content-type': 'application/msgpack', accept: 'application/msgpack' },
+  packr.pack({ input: { dtype: 'float32', shape: [1, N], data: new Uint8Array(values32.buffer) } })));
+const v2Header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [1, N], datatype: 'FP32', parameters: { binary_data_size: 4 * N } }], parameters: { binary_data_output: true } }));
+const v2Http = await cpuPerCall(injected('/v2/models/rmsnorm/infer', { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(v2Header.length) },
+  Buffer.concat([v2Header, Buffer.from(values32.buffer)])));
+
 engine.slabs.release(bodySlab);
 await app.close();
 console.log(`build: ${dist}, ${calls} calls each, CPU µs per call`);
 console.log(`pipeline (1×768 rmsnorm, /v1 msgpack answer)   ${pipeline.toFixed(2)}`);
 console.log(`grpc infer (decoded message → encoded answer)  ${grpcInfer.toFixed(2)}`);
 console.log(`batch body (decode + normalize, 64 items)      ${batch.toFixed(2)}`);
+console.log(`/v1 msgpack by inject (all but the socket)     ${v1Http.toFixed(2)}`);
+console.log(`/v2 binary by inject (all but the socket)      ${v2Http.toFixed(2)}`);

@@ -10,7 +10,7 @@ import { AccessLog } from './http/access-log.js';
 import { registerDocs } from './http/openapi/document.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerErrorReplies, serviceErrorBody } from './http/error-handler.js';
-import { registerLeases } from './http/leases.js';
+import { registerRequestScope } from './http/request-scope.js';
 import { registerServiceRoutes } from './http/service-routes.js';
 import { v1ComponentDescriptions } from './http/v1/openapi.js';
 import { v1Dialect } from './http/v1/plugin.js';
@@ -72,10 +72,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     return engine.close();
   });
 
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
+  registerRequestScope(app, engine.slabs);
   const { metrics } = engine;
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -87,7 +84,6 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
 
   await registerDocs(app, { ...v1ComponentDescriptions, ...oipComponentDescriptions });
   registerErrorReplies(app, serviceErrorBody);
-  registerLeases(app, engine.slabs);
   registerServiceRoutes(app, engine);
   await app.register(v1Dialect, { prefix: '/v1', engine });
   await app.register(v2Dialect, { prefix: '/v2', engine });

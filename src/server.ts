@@ -12,8 +12,10 @@ const LINGER_MS = 3_000; // for a client to read its last answer and close; with
 
 // close() waits for every connection, and a client's kept-alive one would hold it until it idles
 // out (fastify's keepAliveTimeout is 72 s): while draining, answers close their connections
-app.addHook('onSend', async (_request, reply) => {
+// (a callback hook: an async one costs every answer a promise)
+app.addHook('onSend', (_request, reply, payload, done) => {
   if (app.service.draining) reply.header('connection', 'close');
+  done(null, payload);
 });
 // Node destroys a connection it closes as soon as the answer is in kernel buffers, and close()
 // destroys idle kept-alive ones outright; exiting then can cut an answer short (in a container the

@@ -7,6 +7,23 @@ export class KeptHeaders<T = Buffer> {
 
   constructor(private readonly max = 256) {}
 
+  // the last of getShaped: a repeat (the common case) is found by comparing, with no key built
+  private lastTag = '';
+  private lastDtype = '';
+  private lastShape: number[] = [];
+  private lastValue: T | undefined = undefined;
+
+  /** as `get`, keyed by a tag, a dtype and a shape */
+  getShaped(tag: string, dtype: string, shape: readonly number[], make: () => T): T {
+    if (this.lastValue !== undefined && tag === this.lastTag && dtype === this.lastDtype && sameShape(shape, this.lastShape)) return this.lastValue;
+    const value = this.get(`${tag}:${dtype}:${shape.join(',')}`, make);
+    this.lastTag = tag;
+    this.lastDtype = dtype;
+    this.lastShape = shape.slice();
+    this.lastValue = value;
+    return value;
+  }
+
   get(key: string, make: () => T): T {
     let header = this.byKey.get(key);
     if (header === undefined) {
@@ -16,4 +33,10 @@ export class KeptHeaders<T = Buffer> {
     }
     return header;
   }
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -17,13 +17,13 @@ const keys = new KeptHeaders();
 
 /** `{output: {dtype, shape, data: bin32}}` up to the data itself */
 export function outputPrefix(dtype: Dtype, shape: number[], byteLength: number): Buffer {
-  return withLength(heads.get(`output:${dtype}:${shape.join(',')}`, () => headOf({ output: msgpackTensor(dtype, shape, false, EMPTY) })), byteLength);
+  return withLength(heads.getShaped('output', dtype, shape, () => headOf({ output: msgpackTensor(dtype, shape, false, EMPTY) })), byteLength);
 }
 
 /** a tensor's map, plain or msgpack-numpy's, up to its data (a bin32 of byteLength) */
 export function tensorPrefix(dtype: Dtype, shape: number[], numpyForm: boolean, byteLength: number): Buffer {
   const form = numpyForm ? 'numpy' : 'plain';
-  return withLength(heads.get(`${form}:${dtype}:${shape.join(',')}`, () => headOf(msgpackTensor(dtype, shape, numpyForm, EMPTY))), byteLength);
+  return withLength(heads.getShaped(form, dtype, shape, () => headOf(msgpackTensor(dtype, shape, numpyForm, EMPTY))), byteLength);
 }
 
 /** a string as a map key */

@@ -1,6 +1,7 @@
 // the engine's admission (engine/admission.ts) as Fastify hooks, for the routes a dialect subjects to
 // it: the request's deadline from X-Request-Timeout-Ms, its cancellation when the client goes away,
-// and, once its body is in, its work slot until the answer is out.
+// and, once its body is in, its work slot until the answer is out (the request's close ends it:
+// http/request-scope.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admitted } from '../engine/admission.js';
 import type { Cancellation } from '../engine/cancellation.js';
@@ -9,7 +10,6 @@ import { serviceError, type ServiceError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    admitted: Admitted | null;
     cancellation: Cancellation;
     /** a bad X-Request-Timeout-Ms, answered after the body (400s come after 413) */
     timeoutHeaderError: ServiceError | null;
@@ -39,7 +39,6 @@ function timeoutFor(request: FastifyRequest, defaultMs: number): number {
 
 /** decorates `scope`'s requests and gives its hooks */
 export function admissionHooks(scope: FastifyInstance, engine: Engine): AdmissionHooks {
-  scope.decorateRequest('admitted', null);
   scope.decorateRequest('cancellation', null as unknown as Cancellation);
   scope.decorateRequest('timeoutHeaderError', null);
   const { admission, config } = engine;
@@ -51,8 +50,7 @@ export function admissionHooks(scope: FastifyInstance, engine: Engine): Admissio
       } catch (err) {
         return done(err as Error);
       }
-      // closed before the answer was written: the client went away, its queued work is dropped
-      reply.raw.once('close', () => admitted.end(reply.raw.writableFinished));
+      // ended when the request closes (http/request-scope.ts)
       request.admitted = admitted;
       request.cancellation = admitted.cancellation;
       done();

@@ -10,9 +10,9 @@ import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
-import { readBodyIntoSlab, type BodyLimits } from './body-reader.js';
+import { readBodyIntoSlab, type BodyDone, type BodyLimits } from './body-reader.js';
 import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
-import { parseJsonBody } from './parse-json-body.js';
+import { parseJsonBody, type JsonBodyResult } from './parse-json-body.js';
 
 // maps decode as Map so bin keys (msgpack-numpy) survive; bin data stays a view of the body slab.
 // structuredClone off: its id/pointer extensions let a few hundred bytes decode to a DAG whose
@@ -30,29 +30,41 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
   app.decorateRequest('parseMs', 0);
   // the reader enforces the limits (fastify reads a parser's own bodyLimit only for parseAs parsers)
 
-  // fastify's own errors for a JSON body that is empty or not JSON (poisoned ones included)
+  // fastify's own errors for a JSON body that is empty or not JSON (poisoned ones included).
+  // Callback parsers: a small body is read, decoded and handed on with no promise
   app.removeContentTypeParser(JSON_TYPE);
-  app.addContentTypeParser(JSON_TYPE, async (request: FastifyRequest, payload: Readable) => {
-    const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs);
-    request.lease.add(slab);
-    if (length === 0) throw new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY();
-    const started = performance.now();
-    const parsed = await parseJsonBody(pool, Buffer.from(slab.memory, slab.offset, length), 'json');
-    request.parseMs = performance.now() - started;
-    if (!parsed.ok) throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
-    return parsed.body;
+  app.addContentTypeParser(JSON_TYPE, (request: FastifyRequest, payload: Readable, done: BodyDone<unknown>) => {
+    readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs, (err, body) => {
+      if (err !== null) return done(err, undefined);
+      const { slab, length } = body!;
+      request.lease.add(slab);
+      if (length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+      const started = performance.now();
+      const parsed = (result: JsonBodyResult) => {
+        request.parseMs = performance.now() - started;
+        if (!result.ok) return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+        done(null, result.body);
+      };
+      const result = parseJsonBody(pool, Buffer.from(slab.memory, slab.offset, length), 'json');
+      if (result instanceof Promise) result.then(parsed, (parseErr: Error) => done(parseErr, undefined));
+      else parsed(result);
+    });
   });
 
-  app.addContentTypeParser([...MSGPACK_TYPES], async (request: FastifyRequest, payload: Readable) => {
-    const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs);
-    request.lease.add(slab);
-    const started = performance.now();
-    try {
-      const value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab.memory, slab.offset, length)));
+  app.addContentTypeParser([...MSGPACK_TYPES], (request: FastifyRequest, payload: Readable, done: BodyDone<unknown>) => {
+    readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs, (err, body) => {
+      if (err !== null) return done(err, undefined);
+      const { slab, length } = body!;
+      request.lease.add(slab);
+      const started = performance.now();
+      let value: unknown;
+      try {
+        value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab.memory, slab.offset, length)));
+      } catch (decodeErr) {
+        return done(isServiceError(decodeErr) ? decodeErr : serviceError('bodyNotMsgpack', decodeErr instanceof Error ? decodeErr.message : String(decodeErr)), undefined);
+      }
       request.parseMs = performance.now() - started;
-      return value;
-    } catch (err) {
-      throw isServiceError(err) ? err : serviceError('bodyNotMsgpack', err instanceof Error ? err.message : String(err));
-    }
+      done(null, value);
+    });
   });
 }

@@ -21,11 +21,15 @@ interface Sink<T> {
   abort(): void;
 }
 
-/** the body in shared memory: bytes [slab.offset, slab.offset + length) */
-export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: TensorMemory): Promise<{ slab: Slab; length: number }> {
+/** called once: the error (the slab already given back), or the body */
+export type BodyDone<T> = (err: Error | null, body?: T) => void;
+
+/** the body in shared memory: bytes [slab.offset, slab.offset + length). A callback, not a promise:
+ *  with fastify's callback parsers a small request's body costs no promise on its way */
+export function readBodyIntoSlab(payload: Readable, contentLength: string | undefined, limits: BodyLimits, slabs: TensorMemory, done: BodyDone<{ slab: Slab; length: number }>): void {
   const declared = contentLength === undefined ? Infinity : Number(contentLength);
   let slab: Slab | null = null;
-  return receive(payload, contentLength, limits, {
+  receive(payload, contentLength, limits, done, {
     accept(chunk, received) {
       const needed = received + chunk.length;
       if (slab === null) slab = slabs.acquire(Math.min(declared, 2 * needed));
@@ -42,68 +46,69 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
   });
 }
 
-function receive<T>(payload: Readable, contentLength: string | undefined, limits: BodyLimits, sink: Sink<T>): Promise<T> {
+function receive<T>(payload: Readable, contentLength: string | undefined, limits: BodyLimits, done: BodyDone<T>, sink: Sink<T>): void {
   const declared = contentLength === undefined ? NaN : Number(contentLength);
-  if (declared > limits.maxBodyBytes) return Promise.reject(serviceError('bodyTooLarge'));
-  return new Promise((resolve, reject) => {
-    let received = 0;
-    const finish = (err: Error | null) => {
-      clearImmediate(arming);
-      if (idle !== null) clearTimeout(idle);
-      if (slow !== null) clearTimeout(slow);
-      payload.removeListener('data', onData);
-      payload.removeListener('end', onEnd);
-      payload.removeListener('error', onError);
-      payload.removeListener('close', onClose);
-      if (err === null) {
-        try {
-          return resolve(sink.finish(received));
-        } catch (finishErr) {
-          err = finishErr as Error;
-        }
-      }
-      sink.abort();
-      reject(err);
-    };
-    // the minimum rate (as mod_reqtimeout's MinRate): after the grace, a body must have come at
-    // bodyMinBytesPerSecond on average, or it would hold its connection and memory for ever
-    const startedAt = performance.now();
-    const { bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = limits;
-    const checkRate = () => {
-      const elapsedMs = performance.now() - startedAt;
-      const allowedMs = graceMs + (received / minRate) * 1000; // the grace, plus a second per minRate bytes
-      if (elapsedMs >= allowedMs) return finish(serviceError('bodyTooSlow', received, Math.round(elapsedMs), minRate, graceMs));
-      slow = setTimeout(checkRate, allowedMs - elapsedMs);
-    };
-    let idle: NodeJS.Timeout | null = null;
-    let slow: NodeJS.Timeout | null = null;
-    // a small body has usually arrived with its headers and ends before the event loop's next turn:
-    // the timers are armed only for a body still arriving then
-    const arming = setImmediate(() => {
-      idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
-      if (minRate > 0) slow = setTimeout(checkRate, Math.max(0, graceMs - (performance.now() - startedAt)));
-    });
-    const onData = (chunk: Buffer) => {
-      idle?.refresh();
-      if (received + chunk.length > limits.maxBodyBytes) return finish(serviceError('bodyTooLarge'));
-      if (received + chunk.length > declared) return finish(serviceError('bodyLonger'));
+  if (declared > limits.maxBodyBytes) return done(serviceError('bodyTooLarge'));
+  let received = 0;
+  const finish = (err: Error | null) => {
+    clearImmediate(arming);
+    if (idle !== null) clearTimeout(idle);
+    if (slow !== null) clearTimeout(slow);
+    payload.removeListener('data', onData);
+    payload.removeListener('end', onEnd);
+    payload.removeListener('error', onError);
+    payload.removeListener('close', onClose);
+    if (err === null) {
+      let body: T;
       try {
-        sink.accept(chunk, received);
-      } catch (err) {
-        return finish(err as Error);
+        body = sink.finish(received);
+      } catch (finishErr) {
+        sink.abort();
+        return done(finishErr as Error);
       }
-      received += chunk.length;
-    };
-    const onEnd = () => finish(!Number.isNaN(declared) && received !== declared ? serviceError('bodyShorter') : null);
-    const onError = (err: Error) => finish(serviceError('bodyInvalid', err.message));
-    // a request torn down before its end: the socket closed under it
-    const onClose = () => finish(serviceError('bodyInvalid', 'the connection closed before the body ended'));
-    payload.on('data', onData);
-    payload.on('end', onEnd);
-    payload.on('error', onError);
-    payload.on('close', onClose);
-    payload.resume();
+      return done(null, body);
+    }
+    sink.abort();
+    done(err);
+  };
+  // the minimum rate (as mod_reqtimeout's MinRate): after the grace, a body must have come at
+  // bodyMinBytesPerSecond on average, or it would hold its connection and memory for ever
+  const startedAt = performance.now();
+  const { bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = limits;
+  const checkRate = () => {
+    const elapsedMs = performance.now() - startedAt;
+    const allowedMs = graceMs + (received / minRate) * 1000; // the grace, plus a second per minRate bytes
+    if (elapsedMs >= allowedMs) return finish(serviceError('bodyTooSlow', received, Math.round(elapsedMs), minRate, graceMs));
+    slow = setTimeout(checkRate, allowedMs - elapsedMs);
+  };
+  let idle: NodeJS.Timeout | null = null;
+  let slow: NodeJS.Timeout | null = null;
+  // a small body has usually arrived with its headers and ends before the event loop's next turn:
+  // the timers are armed only for a body still arriving then
+  const arming = setImmediate(() => {
+    idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
+    if (minRate > 0) slow = setTimeout(checkRate, Math.max(0, graceMs - (performance.now() - startedAt)));
   });
+  const onData = (chunk: Buffer) => {
+    idle?.refresh();
+    if (received + chunk.length > limits.maxBodyBytes) return finish(serviceError('bodyTooLarge'));
+    if (received + chunk.length > declared) return finish(serviceError('bodyLonger'));
+    try {
+      sink.accept(chunk, received);
+    } catch (err) {
+      return finish(err as Error);
+    }
+    received += chunk.length;
+  };
+  const onEnd = () => finish(!Number.isNaN(declared) && received !== declared ? serviceError('bodyShorter') : null);
+  const onError = (err: Error) => finish(serviceError('bodyInvalid', err.message));
+  // a request torn down before its end: the socket closed under it
+  const onClose = () => finish(serviceError('bodyInvalid', 'the connection closed before the body ended'));
+  payload.on('data', onData);
+  payload.on('end', onEnd);
+  payload.on('error', onError);
+  payload.on('close', onClose);
+  payload.resume();
 }
 
 // V8 copies into a SharedArrayBuffer byte by byte when source and destination differ modulo 8, and

@@ -4,8 +4,11 @@ import { PARSE_INLINE_BYTES, parseBodyText, putBackLists } from '../codec/json-b
 import type { ParseTask } from '../pool/protocol.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
 
-export async function parseJsonBody(pool: WorkerPool, bytes: Buffer, dialect: ParseTask['dialect']): Promise<{ ok: true; body: unknown } | { ok: false; message: string }> {
+export type JsonBodyResult = { ok: true; body: unknown } | { ok: false; message: string };
+
+/** a short body's result at once (no promise), a long one's when the worker has parsed it */
+export function parseJsonBody(pool: WorkerPool, bytes: Buffer, dialect: ParseTask['dialect']): JsonBodyResult | Promise<JsonBodyResult> {
   if (bytes.length <= PARSE_INLINE_BYTES || !(bytes.buffer instanceof SharedArrayBuffer)) return parseBodyText(bytes.toString('utf8'), dialect);
-  const result = await pool.parse({ kind: 'parseJson', text: { memory: bytes.buffer, byteOffset: bytes.byteOffset, length: bytes.length }, dialect });
-  return result.ok ? { ok: true, body: putBackLists(result.body, result.lists) } : result;
+  return pool.parse({ kind: 'parseJson', text: { memory: bytes.buffer, byteOffset: bytes.byteOffset, length: bytes.length }, dialect })
+    .then((result): JsonBodyResult => (result.ok ? { ok: true, body: putBackLists(result.body, result.lists) } : result));
 }

@@ -4,9 +4,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Timings } from '../jobs/pipeline.js';
 import type { TaskFault } from '../pool/protocol.js';
 
+/** ms to the µs, as the shortest decimal (toFixed(3) cost four times as much per answer) */
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+
 /** `decodedBefore`: ms of decoding before the pipeline (the body's parse), added to its own */
 export function serverTiming(t: Timings, decodedBefore = 0): string {
-  return `decode;dur=${(decodedBefore + t.decode).toFixed(3)}, queue;dur=${t.queue.toFixed(3)}, compute;dur=${t.compute.toFixed(3)}, encode;dur=${t.encode.toFixed(3)}`;
+  return `decode;dur=${ms(decodedBefore + t.decode)}, queue;dur=${ms(t.queue)}, compute;dur=${ms(t.compute)}, encode;dur=${ms(t.encode)}`;
 }
 
 /** a test fault by its name (`crash-worker`, `hold`), whichever front end carried it */

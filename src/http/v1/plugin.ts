@@ -6,7 +6,7 @@ import { sendPayload } from '../send-payload.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Encoding } from '../../codec/write-tensor.js';
 import type { Engine } from '../../engine/engine.js';
-import { serviceError } from '../../errors.js';
+import { serviceError, type ServiceError } from '../../errors.js';
 import type { PipelineItem, PipelineResult } from '../../jobs/pipeline.js';
 import { OP_NAMES, type OpName } from '../../ops/registry.js';
 import { admissionHooks } from '../admission-hook.js';
@@ -38,23 +38,28 @@ function negotiated(contentType: string | undefined, accept: string | undefined)
   return { requestEncoding, responseType, responseEncoding: encodingOf(responseType)! };
 }
 
-// a client sends the same pair on every request: parsed once (no header value holds \n or \0)
+// a client sends the same pair on every request: parsed once (no header value holds \n or \0), and
+// a repeat of the last pair found by comparing the two strings, with no key built
 const keptNegotiations = new KeptHeaders<ReturnType<typeof negotiated>>();
+let last: { contentType: string | undefined; accept: string | undefined; result: ReturnType<typeof negotiated> } | null = null;
 
-/** 415 and 406 come from the headers alone, before the body is read */
-function checkMediaTypes(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+/** 415 and 406 come from the headers alone, before the body is read; null when they pass */
+function checkMediaTypes(request: FastifyRequest): ServiceError | null {
   const contentType = request.headers['content-type'];
   const accept = request.headers.accept;
+  let result: ReturnType<typeof negotiated>;
+  if (last !== null && last.contentType === contentType && last.accept === accept) result = last.result;
   // kept only for headers of a sane length: a hostile client's megabyte of Accept is parsed, not kept
-  const result = (contentType?.length ?? 0) + (accept?.length ?? 0) > 512
-    ? negotiated(contentType, accept)
-    : keptNegotiations.get(`${contentType ?? '\0'}\n${accept ?? '\0'}`, () => negotiated(contentType, accept));
-  if (result === 'mediaType') return done(serviceError('mediaType', essence(contentType) ?? 'missing'));
-  if (result === 'notAcceptable') return done(serviceError('notAcceptable'));
+  else if ((contentType?.length ?? 0) + (accept?.length ?? 0) > 512) result = negotiated(contentType, accept);
+  else {
+    result = keptNegotiations.get(`${contentType ?? '\0'}\n${accept ?? '\0'}`, () => negotiated(contentType, accept));
+    last = { contentType, accept, result };
+  }
+  if (result === 'mediaType') return serviceError('mediaType', essence(contentType) ?? 'missing');
+  if (result === 'notAcceptable') return serviceError('notAcceptable');
   request.negotiated = result;
-  done();
+  return null;
 }
-
 
 /** registered with `{ prefix: '/v1' }` */
 export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: Engine }): Promise<void> {
@@ -87,7 +92,13 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
     return undefined;
   }
 
-  const hooks = { onRequest: [checkMediaTypes, admit], preValidation: afterBody };
+  /** the media types, then admission: one hook */
+  const mediaTypesAndAdmission = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const refused = checkMediaTypes(request);
+    if (refused !== null) return done(refused);
+    admit(request, reply, done);
+  };
+  const hooks = { onRequest: mediaTypesAndAdmission, preValidation: afterBody };
   for (const op of OP_NAMES) {
     scope.post(`/${op}`, { schema: { ...opRouteDoc(op), body: opBodySchema(op) }, config: { openapi: documentRoute(op) }, ...hooks }, (request, reply) =>
       respond(request, reply, [{ op, body: request.body as Record<string, unknown>, path: '' }], false));

@@ -5,18 +5,19 @@ import { payloadBytes, sendPayload } from '../send-payload.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Engine } from '../../engine/engine.js';
-import { isServiceError, serviceError } from '../../errors.js';
+import type { PipelineResult } from '../../jobs/pipeline.js';
+import { isServiceError, serviceError, type ServiceError } from '../../errors.js';
 import type { AdmissionHooks } from '../admission-hook.js';
-import { readBodyIntoSlab } from '../body-reader.js';
+import { readBodyIntoSlab, type BodyDone } from '../body-reader.js';
 import { validationError, type AjvError } from '../error-handler.js';
 import { serverTiming, testFault } from '../request-context.js';
 import { compileOpValidators } from '../v1/schemas.js';
 import { oipMessage } from './datatypes.js';
 import { oipAnswer } from './infer-answer.js';
 import { readInferRequest } from './infer-request.js';
-import { modelFor } from './models.js';
+import { modelFor, type Model } from './models.js';
 import { oipJsonError } from '../../codec/oip-json.js';
-import { parseJsonBody } from '../parse-json-body.js';
+import { parseJsonBody, type JsonBodyResult } from '../parse-json-body.js';
 import { inferRequestDoc } from './openapi-routes.js';
 
 interface ModelParams { model: string; version?: string }
@@ -34,12 +35,12 @@ function headerLength(value: string | string[] | undefined, bodyLength: number):
 
 /** Content-Encoding other than identity is a 415 (OIP.md); Content-Type is not consulted at all, so it
  *  is dropped before fastify would judge it (a malformed one would be its 415) */
-function checkEncoding(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+function checkEncoding(request: FastifyRequest): ServiceError | null {
   // undefined rather than deleted: a delete would turn the headers object into a slow dictionary
   if (request.raw.headers['content-type'] !== undefined) request.raw.headers['content-type'] = undefined;
   const encoding = request.headers['content-encoding'];
-  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done();
-  done(serviceError('contentEncoding', encoding.slice(0, 32)));
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return null;
+  return serviceError('contentEncoding', encoding.slice(0, 32));
 }
 
 /** `schemaOf`: the route's schema (params and answers) for its path under /v2 */
@@ -50,21 +51,38 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
   await app.register(async (scope) => {
     // any Content-Type, or none: the body goes into shared memory as it arrives
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', async (request: FastifyRequest, payload: Readable) => {
-      const { slab, length } = await readBodyIntoSlab(payload, request.headers['content-length'], config, engine.slabs);
-      request.lease.add(slab);
-      return Buffer.from(slab.memory, slab.offset, length);
+    scope.addContentTypeParser('*', (request: FastifyRequest, payload: Readable, done: BodyDone<unknown>) => {
+      readBodyIntoSlab(payload, request.headers['content-length'], config, engine.slabs, (err, body) => {
+        if (err !== null) return done(err, undefined);
+        request.lease.add(body!.slab);
+        done(null, Buffer.from(body!.slab.memory, body!.slab.offset, body!.length));
+      });
     });
 
-    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    /** the answer sent at once when the header was parsed and the pipeline ran here and now (then
+     *  nothing is returned, as fastify wants of a handler that has sent), else the promise of it */
+    const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> | undefined => {
       const { model: name, version } = request.params as ModelParams;
       const model = modelFor(name, version);
       const started = performance.now();
       const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
       const length = headerLength(request.headers['inference-header-content-length'], body.length);
-      const parsed = await parseJsonBody(engine.pool, body.subarray(0, length ?? body.length), 'oip');
+      const binary = length === null ? EMPTY : body.subarray(length);
+      const header = parseJsonBody(engine.pool, body.subarray(0, length ?? body.length), 'oip');
+      if (header instanceof Promise) return header.then((parsed) => infer(request, reply, name, model, parsed, length, binary, started));
+      return infer(request, reply, name, model, header, length, binary, started);
+    };
+
+    function infer(
+      request: FastifyRequest, reply: FastifyReply, name: string, model: Model, parsed: JsonBodyResult, length: number | null, binary: Uint8Array, started: number,
+    ): Promise<FastifyReply> | undefined {
       if (!parsed.ok) throw oipJsonError(parsed.message, length);
-      const infer = readInferRequest(name, model, parsed.body, length === null ? EMPTY : body.subarray(length));
+      const infer = readInferRequest(name, model, parsed.body, binary);
+      // the /v1 checks name fields as /v1 does: say it in OIP's words
+      const inOipWords = (err: unknown) => {
+        if (isServiceError(err) && err.statusCode === 400) err.message = oipMessage(err.message, infer.shapes);
+        return err;
+      };
       try {
         const validate = validators[model.op];
         if (!validate(infer.body)) throw validationError(validate.errors as AjvError[]);
@@ -72,7 +90,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
         if (infer.timeoutMs !== null) request.cancellation.shortenTo(infer.timeoutMs);
         const answer = oipAnswer(name, infer);
         const parsedMs = performance.now() - started;
-        const { payload, timings } = await engine.run({
+        const result = engine.run({
           items: [{ op: model.op, body: infer.body, path: '' }],
           fromJson: true,
           answer: answer.format,
@@ -80,23 +98,33 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
           cancellation: request.cancellation,
           fault: config.faultInjection ? testFault(request) : null,
         });
-        reply.header('server-timing', serverTiming(timings, parsedMs));
-        if (answer.binaryBytes === null) return sendPayload(reply.type('application/json'), payload);
-        const header = payloadBytes(payload) - answer.binaryBytes;
-        return sendPayload(reply.type('application/octet-stream').header('inference-header-content-length', String(header)), payload);
+        const send = ({ payload, timings }: PipelineResult) => {
+          reply.header('server-timing', serverTiming(timings, parsedMs));
+          if (answer.binaryBytes === null) return sendPayload(reply.type('application/json'), payload);
+          const header = payloadBytes(payload) - answer.binaryBytes;
+          return sendPayload(reply.type('application/octet-stream').header('inference-header-content-length', String(header)), payload);
+        };
+        if (result instanceof Promise) return result.then(send, (err: unknown) => { throw inOipWords(err); });
+        send(result);
+        return undefined;
       } catch (err) {
-        // the /v1 checks name fields as /v1 does: say it in OIP's words
-        if (isServiceError(err) && err.statusCode === 400) err.message = oipMessage(err.message, infer.shapes);
-        throw err;
+        throw inOipWords(err);
       }
-    };
+    }
+
     // the schema has params and answers only: the body is documented by the OpenAPI transform
     // (openapi/document.ts), never validated by fastify (the handler reads and checks it)
     // the infer body is documented through the route's `openapi` config, never in its schema, where
     // fastify would compile and run a validator for it: the body is read raw into shared memory
     // whatever its Content-Type, and the handler checks it in OIP's words (bare NaN tokens, binary blocks)
+    /** the encoding, then admission: one hook */
+    const encodingAndAdmission = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      const refused = checkEncoding(request);
+      if (refused !== null) return done(refused);
+      admit(request, reply, done);
+    };
     const options = {
-      onRequest: [checkEncoding, admit], preValidation: afterBody,
+      onRequest: encodingAndAdmission, preValidation: afterBody,
       config: { openapi: (schema: FastifySchema) => ({ ...schema, ...inferRequestDoc }) as FastifySchema },
     };
     for (const prefix of ['/models/:model', '/models/:model/versions/:version']) {
