@@ -7,6 +7,7 @@ import { resolveConfig, type Config } from './config.js';
 import type { ServiceState } from './engine/admission.js';
 import { createEngine, type Engine } from './engine/engine.js';
 import { AccessLog } from './http/access-log.js';
+import { lazyRequestLogger } from './http/request-logger.js';
 import { registerDocs } from './http/openapi/document.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerErrorReplies, serviceErrorBody } from './http/error-handler.js';
@@ -43,6 +44,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     logger: { level: config.logLevel, stream: logStream },
     // one access line per request at its end, not fastify's two
     logController: new AccessLog(config.accessLog),
+    // a request's child logger is made when it first logs (most never do)
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: config.maxBodyBytes,
     // draining is answered by admission, with a coded body and Retry-After
     return503OnClosing: false,

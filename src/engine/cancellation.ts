@@ -18,7 +18,17 @@ export class Cancellation {
 
   /** fired, or past the deadline (then it fires now) */
   get cancelled(): boolean {
-    if (!this.fired && performance.now() >= this.deadlineAt) this.cancel();
+    return this.cancelledAt(performance.now());
+  }
+
+  /** as `cancelled`, with the clock (performance.now()) read by the caller for its own use too */
+  cancelledAt(now: number): boolean {
+    if (!this.fired && now >= this.deadlineAt) this.cancel();
+    return this.fired;
+  }
+
+  /** fired already; the clock not read */
+  get hasFired(): boolean {
     return this.fired;
   }
 

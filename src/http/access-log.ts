@@ -15,6 +15,8 @@ export class AccessLog extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error) super.requestCompleted(error, request, reply);
-    else if (this.enabled) reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    // through the root logger, the id in the line: the request's own child logger is never made
+    // for a request that went well (http/request-logger.ts)
+    else if (this.enabled) request.server.log.info({ [this.requestIdLogLabel]: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }

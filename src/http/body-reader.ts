@@ -73,7 +73,9 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
   };
   // the minimum rate (as mod_reqtimeout's MinRate): after the grace, a body must have come at
   // bodyMinBytesPerSecond on average, or it would hold its connection and memory for ever
-  const startedAt = performance.now();
+  // timed from the event loop's next turn, when the timers are armed (a body that is in by then,
+  // the common small one, reads no clock): that turn's delay is the client's to keep
+  let startedAt = 0;
   const { bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = limits;
   const checkRate = () => {
     const elapsedMs = performance.now() - startedAt;
@@ -86,8 +88,9 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
   // a small body has usually arrived with its headers and ends before the event loop's next turn:
   // the timers are armed only for a body still arriving then
   const arming = setImmediate(() => {
+    startedAt = performance.now();
     idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
-    if (minRate > 0) slow = setTimeout(checkRate, Math.max(0, graceMs - (performance.now() - startedAt)));
+    if (minRate > 0) slow = setTimeout(checkRate, graceMs);
   });
   const onData = (chunk: Buffer) => {
     idle?.refresh();

@@ -4,8 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import type { Timings } from '../jobs/pipeline.js';
 import type { TaskFault } from '../pool/protocol.js';
 
-/** ms to the µs, as the shortest decimal (toFixed(3) cost four times as much per answer) */
-const ms = (x: number) => Math.round(x * 1000) / 1000;
+// ms to the µs with three decimals, as toFixed(3) wrote them, from integers (toFixed cost 0.4 µs an
+// answer, this 0.2: small integers' text is cached)
+const THOUSANDTHS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+const ms = (x: number) => {
+  const n = Math.max(0, Math.round(x * 1000));
+  return `${Math.floor(n / 1000)}.${THOUSANDTHS[n % 1000]}`;
+};
 
 /** `decodedBefore`: ms of decoding before the pipeline (the body's parse), added to its own */
 export function serverTiming(t: Timings, decodedBefore = 0): string {

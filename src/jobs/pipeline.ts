@@ -90,7 +90,8 @@ export function runPipeline(engine: PipelineResources, req: PipelineRequest): Pi
 function encodeAnswer(
   engine: PipelineResources, req: PipelineRequest, checked: CheckedRequest[], jobs: Job[], jobTimings: JobTiming[], decode: number, runStarted: number,
 ): PipelineResult | Promise<PipelineResult> {
-  const runMs = performance.now() - runStarted;
+  const runEnded = performance.now();
+  const runMs = runEnded - runStarted;
   for (const item of checked) {
     const { op, input } = item;
     engine.metrics.rows.cell(op, input.dtype).value += rowCount(item);
@@ -99,7 +100,7 @@ function encodeAnswer(
   }
   let queue = 0;
   for (const t of jobTimings) queue = Math.max(queue, t.queueMs);
-  const encodeStarted = performance.now();
+  const encodeStarted = runEnded; // the metrics above count as encoding: one clock read fewer
   const timings = (): Timings => ({ decode, queue, compute: Math.max(0, runMs - queue), encode: performance.now() - encodeStarted });
   const encoded = req.answer.encode(jobs);
   if (Buffer.isBuffer(encoded)) return { payload: encoded, timings: timings() };

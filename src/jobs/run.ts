@@ -53,8 +53,9 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
       return Promise.reject(err);
     }
   });
-  // every job was computed inline, here and now: no promise per job
-  if (!ctx.cancellation.cancelled && !started.some((s) => s instanceof Promise)) {
+  // every job was computed inline, here and now: no promise per job (each phase looked at the
+  // deadline before it ran; a result ready now is answered)
+  if (!ctx.cancellation.hasFired && !started.some((s) => s instanceof Promise)) {
     return { inline: started as JobTiming[] };
   }
   const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));
@@ -128,9 +129,10 @@ function slice(task: Task, start: number, end: number): Task {
 function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | Promise<JobTiming> {
   const { units, task } = phase;
   const elements = units * phase.elementsPerUnit;
-  const submittedAt = performance.timeOrigin + performance.now();
+  const now = performance.now();
+  const submittedAt = performance.timeOrigin + now;
   if (units === 0) return { queueMs: 0, computeMs: 0 };
-  if (ctx.cancellation.cancelled) {
+  if (ctx.cancellation.cancelledAt(now)) {
     // dropped before it started (cancelled while its body arrived): still dropped work
     ctx.metrics.tasks.cell('aborted').value++;
     return { queueMs: 0, computeMs: 0 };
