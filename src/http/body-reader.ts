@@ -1,5 +1,6 @@
 // reads a request body as its socket chunks arrive, enforcing the byte limit as the bytes arrive
-// (§4: early 413) and the idle limit between them (§5: 408). Memory follows the bytes that arrived,
+// (§4: early 413) and, through the app's body watch (body-watch.ts), the idle limit between them and
+// the minimum rate (§5: 408). Memory follows the bytes that arrived,
 // never the declared Content-Length: a client that declared 60 MB and sent 1 KiB holds about 1 KiB.
 //  - msgpack bodies go into a shared slab that grows as they arrive (first to twice what arrived,
 //    then by four times, never past the declared length), each chunk copied while it is still in
@@ -10,6 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
+import { bodyWatchFor, type Arriving } from './body-watch.js';
 import type { Slab, TensorMemory } from '../memory/tensor-memory.js';
 
 export type BodyLimits = Pick<Config, 'maxBodyBytes' | 'bodyIdleTimeoutMs' | 'bodyMinRateGraceMs' | 'bodyMinBytesPerSecond'>;
@@ -49,15 +51,16 @@ export function readBodyIntoSlab(payload: Readable, contentLength: string | unde
 function receive<T>(payload: Readable, contentLength: string | undefined, limits: BodyLimits, done: BodyDone<T>, sink: Sink<T>): void {
   const declared = contentLength === undefined ? NaN : Number(contentLength);
   if (declared > limits.maxBodyBytes) return done(serviceError('bodyTooLarge'));
-  let received = 0;
+  const watch = bodyWatchFor(limits);
+  // what the watch sweeps (http/body-watch.ts): the count of bytes in, and the way to give up
+  const arriving: Arriving = { received: 0, fail: (err) => finish(err) };
   const finish = (err: Error | null) => {
-    clearImmediate(arming);
-    if (idle !== null) clearTimeout(idle);
-    if (slow !== null) clearTimeout(slow);
+    watch.delete(arriving);
     payload.removeListener('data', onData);
     payload.removeListener('end', onEnd);
     payload.removeListener('error', onError);
     payload.removeListener('close', onClose);
+    const received = arriving.received;
     if (err === null) {
       let body: T;
       try {
@@ -71,29 +74,8 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
     sink.abort();
     done(err);
   };
-  // the minimum rate (as mod_reqtimeout's MinRate): after the grace, a body must have come at
-  // bodyMinBytesPerSecond on average, or it would hold its connection and memory for ever
-  // timed from the event loop's next turn, when the timers are armed (a body that is in by then,
-  // the common small one, reads no clock): that turn's delay is the client's to keep
-  let startedAt = 0;
-  const { bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = limits;
-  const checkRate = () => {
-    const elapsedMs = performance.now() - startedAt;
-    const allowedMs = graceMs + (received / minRate) * 1000; // the grace, plus a second per minRate bytes
-    if (elapsedMs >= allowedMs) return finish(serviceError('bodyTooSlow', received, Math.round(elapsedMs), minRate, graceMs));
-    slow = setTimeout(checkRate, allowedMs - elapsedMs);
-  };
-  let idle: NodeJS.Timeout | null = null;
-  let slow: NodeJS.Timeout | null = null;
-  // a small body has usually arrived with its headers and ends before the event loop's next turn:
-  // the timers are armed only for a body still arriving then
-  const arming = setImmediate(() => {
-    startedAt = performance.now();
-    idle = setTimeout(() => finish(serviceError('bodyStalled', limits.bodyIdleTimeoutMs)), limits.bodyIdleTimeoutMs);
-    if (minRate > 0) slow = setTimeout(checkRate, graceMs);
-  });
   const onData = (chunk: Buffer) => {
-    idle?.refresh();
+    const received = arriving.received;
     if (received + chunk.length > limits.maxBodyBytes) return finish(serviceError('bodyTooLarge'));
     if (received + chunk.length > declared) return finish(serviceError('bodyLonger'));
     try {
@@ -101,9 +83,9 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
     } catch (err) {
       return finish(err as Error);
     }
-    received += chunk.length;
+    arriving.received = received + chunk.length;
   };
-  const onEnd = () => finish(!Number.isNaN(declared) && received !== declared ? serviceError('bodyShorter') : null);
+  const onEnd = () => finish(!Number.isNaN(declared) && arriving.received !== declared ? serviceError('bodyShorter') : null);
   const onError = (err: Error) => finish(serviceError('bodyInvalid', err.message));
   // a request torn down before its end: the socket closed under it
   const onClose = () => finish(serviceError('bodyInvalid', 'the connection closed before the body ended'));
@@ -111,6 +93,7 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
   payload.on('end', onEnd);
   payload.on('error', onError);
   payload.on('close', onClose);
+  watch.add(arriving);
   payload.resume();
 }
 

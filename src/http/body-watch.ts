@@ -1,0 +1,82 @@
+// the time rules of bodies still arriving (API.md §5 408s; docs/api.md): no pause longer than
+// BODY_IDLE_TIMEOUT_MS, and, after BODY_MIN_RATE_GRACE_MS, at least BODY_MIN_BYTES_PER_S on average.
+// One sweep a few times per idle limit looks at every body still arriving, as Node's own
+// connectionsCheckingInterval does for headers, instead of timers per request: a small body, in with
+// its headers, costs a Set's add and delete, and a large one no timer refresh per chunk. A sweep can
+// only be late (by one interval), never early: progress is stamped at the sweep that sees it, so a
+// body is idle at least as long as the sweep counts.
+import { serviceError, type ServiceError } from '../errors.js';
+import type { BodyLimits } from './body-reader.js';
+
+export interface Arriving {
+  /** bytes in so far, kept up to date by the reader */
+  received: number;
+  /** the reader ends the body with this error (its memory given back) */
+  fail(err: ServiceError): void;
+}
+
+interface Watched {
+  /** the sweep's clock when this body was first swept, and when its count last moved */
+  firstSeenAt: number;
+  progressAt: number;
+  receivedThen: number;
+}
+
+export class BodyWatch {
+  private readonly arriving = new Map<Arriving, Watched | null>();
+  private sweeper: NodeJS.Timeout | null = null;
+  private readonly everyMs: number;
+
+  constructor(private readonly limits: BodyLimits) {
+    // a few sweeps per limit, at most a second apart
+    this.everyMs = Math.max(5, Math.min(1000, Math.min(limits.bodyIdleTimeoutMs, limits.bodyMinRateGraceMs) / 4));
+  }
+
+  add(body: Arriving): void {
+    this.arriving.set(body, null);
+    // a sweep that found nothing stopped the sweeper; nothing to look at, no wake-ups
+    if (this.sweeper === null) this.sweeper = setInterval(() => this.sweep(), this.everyMs).unref();
+  }
+
+  delete(body: Arriving): void {
+    this.arriving.delete(body);
+  }
+
+  private sweep(): void {
+    if (this.arriving.size === 0) {
+      clearInterval(this.sweeper!);
+      this.sweeper = null;
+      return;
+    }
+    const now = performance.now();
+    const { bodyIdleTimeoutMs: idleMs, bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = this.limits;
+    for (const [body, watched] of this.arriving) {
+      if (watched === null) {
+        // first seen now: timed from here (a body is given up to one sweep more, never less)
+        this.arriving.set(body, { firstSeenAt: now, progressAt: now, receivedThen: body.received });
+        continue;
+      }
+      if (body.received !== watched.receivedThen) {
+        watched.receivedThen = body.received;
+        watched.progressAt = now;
+      } else if (now - watched.progressAt >= idleMs) {
+        body.fail(serviceError('bodyStalled', idleMs));
+        continue;
+      }
+      // the minimum rate (as mod_reqtimeout's MinRate): the grace, plus a second per minRate bytes
+      const elapsedMs = now - watched.firstSeenAt;
+      if (minRate > 0 && elapsedMs >= graceMs + (body.received / minRate) * 1000) {
+        body.fail(serviceError('bodyTooSlow', body.received, Math.round(elapsedMs), minRate, graceMs));
+      }
+    }
+  }
+}
+
+const watches = new WeakMap<BodyLimits, BodyWatch>();
+
+/** the one watch of an app's limits (its config object) */
+export function bodyWatchFor(limits: BodyLimits): BodyWatch {
+  let watch = watches.get(limits);
+  if (watch === undefined) watches.set(limits, (watch = new BodyWatch(limits)));
+  return watch;
+}
