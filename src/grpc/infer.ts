@@ -55,14 +55,20 @@ export interface InferContext {
   admitted(admitted: Admitted): void;
 }
 
-/** `message`'s answer; throws an InferFailure. A failure gives everything back at once, an answer
- *  when the caller calls its `release`. */
-export async function infer(ctx: InferContext, message: ModelInferRequest): Promise<InferAnswer> {
+/** `message`'s answer: at once when the pipeline ran here and now (no promise, no microtask), else a
+ *  promise of it; throws (or rejects with) an InferFailure. A failure gives everything back at once, an
+ *  answer when the caller calls its `release`. */
+export function infer(ctx: InferContext, message: ModelInferRequest): InferAnswer | Promise<InferAnswer> {
   const { engine } = ctx;
   const lease = new Lease(engine.slabs);
   let shapes: Record<string, number[]> = {};
   let options: readonly string[] = [];
   let admitted: Admitted | null = null;
+  const failed = (err: unknown): never => {
+    admitted?.end(false);
+    lease.release();
+    throw failure(err, shapes, options, message.id);
+  };
   try {
     const started = performance.now();
     if (message.malformed !== undefined) throw serviceError('bodyInvalid', `not a ModelInferRequest (${message.malformed})`);
@@ -97,7 +103,7 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
       encode: (jobs: Job[]) => (jobs[0].direct !== null ? directBytes(jobs[0]) : encodeAnswer(message, jobs[0], chosen, ctx.stream)),
     };
     const decodeMs = performance.now() - started;
-    const { payload, timings }: PipelineResult = await engine.run({
+    const result = engine.run({
       items: [{ op: model.op, body: read.infer.body, path: '' }],
       fromJson: false,
       answer: format,
@@ -106,19 +112,29 @@ export async function infer(ctx: InferContext, message: ModelInferRequest): Prom
       fault: ctx.fault,
     });
     const done = admitted;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      done.end(true);
-      lease.release();
+    const answered = ({ payload, timings }: PipelineResult): InferAnswer => {
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        done.end(true);
+        lease.release();
+      };
+      timings.decode += decodeMs; // the message's decode counts too (the pipeline made this object)
+      return { response: payload as Buffer, timings, release };
     };
-    timings.decode += decodeMs; // the message's decode counts too (the pipeline made this object)
-    return { response: payload as Buffer, timings, release };
+    return result instanceof Promise ? result.then(answered, failed) : answered(result);
   } catch (err) {
-    admitted?.end(false);
-    lease.release();
-    throw failure(err, shapes, options, message.id);
+    return failed(err);
+  }
+}
+
+/** infer() as a promise always (a stream chains its requests' answers) */
+export function inferLater(ctx: InferContext, message: ModelInferRequest): Promise<InferAnswer> {
+  try {
+    return Promise.resolve(infer(ctx, message));
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 

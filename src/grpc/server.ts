@@ -12,7 +12,7 @@ import { compileOpValidators } from '../http/v1/schemas.js';
 import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from '../http/v2/models.js';
 import type { TaskFault } from '../pool/protocol.js';
 import { HEALTH_SERVICE, healthService, INFERENCE_SERVICE, inferenceService, packageDefinition } from './definitions.js';
-import { infer, InferFailure, type InferContext } from './infer.js';
+import { infer, InferFailure, inferLater, type InferAnswer, type InferContext } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
 import { observeCalls } from './call-metrics.js';
@@ -114,19 +114,29 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         // the client cancelled, or grpc-js ended the call at its deadline: queued work is dropped
         call.once('cancelled', () => admitted.end(false));
       });
-      infer(ctx, call.request).then(({ response, timings, release }) => {
+      const answered = ({ response, timings, release }: InferAnswer) => {
         done(call.cancelled ? Status.CANCELLED : Status.OK);
         const trailer = new Metadata();
         trailer.set('server-timing', serverTiming(timings));
         // grpc-js copies the message into its frame before this returns: the slab may go
         callback(null, response, trailer);
         release();
-      }, (err: InferFailure) => {
+      };
+      const failed = (err: InferFailure) => {
         if (err.status.code === Status.INTERNAL) log((err.cause as Error) ?? err, 'grpc ModelInfer failed');
         // the client's own cancel (or deadline, which grpc-js has already answered) dropped the work
         if (call.cancelled) done(timeoutOf(call.getDeadline()) <= 1 ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
         fail(err.status);
-      });
+      };
+      // answered at once when the pipeline ran inline: no promise, no microtask
+      let answer: InferAnswer | Promise<InferAnswer>;
+      try {
+        answer = infer(ctx, call.request);
+      } catch (err) {
+        return failed(err as InferFailure);
+      }
+      if (answer instanceof Promise) answer.then(answered, failed);
+      else answered(answer);
     },
     ModelStreamInfer: (call: Parameters<typeof serveStream>[0]) => {
       const done = observe(INFERENCE_SERVICE, 'ModelStreamInfer', 'bidi_stream');
@@ -139,7 +149,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         return call.emit('error', grpcStatus(serviceError('shuttingDown')));
       }
       const stream = serveStream(call, {
-        infer: (message, onAdmitted) => infer(inferContext(call.metadata, message.id, config.requestTimeoutMs, true, onAdmitted), message),
+        infer: (message, onAdmitted) => inferLater(inferContext(call.metadata, message.id, config.requestTimeoutMs, true, onAdmitted), message),
         countRequest: (model, ok) => engine.metrics.streamRequests.cell(model, ok ? 'ok' : 'error').value++,
         stallMs: config.requestTimeoutMs,
         ended: (code) => {
