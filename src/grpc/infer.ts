@@ -22,8 +22,8 @@ import { encodeInferResponse, encodeResponsePrefix } from './infer-codec.js';
 import { placeInputs, readGrpcInferRequest, type ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
 
-/** answers' protobuf prefixes: the same few shapes come again and again */
-const keptPrefixes = new KeptHeaders();
+/** answers' protobuf prefixes, unary and stream-framed: the same few shapes come again and again */
+const keptPrefixes = { unary: new KeptHeaders(), stream: new KeptHeaders() };
 
 export interface InferAnswer {
   /** the encoded ModelInferResponse (framed as a ModelStreamInferResponse on a stream); often a view
@@ -95,7 +95,7 @@ export function infer(ctx: InferContext, message: ModelInferRequest): InferAnswe
         };
         // kept per model, dtype, shape and framing (not with an id: the answer repeats it)
         if (message.id !== '') return make();
-        return keptPrefixes.get(`${message.model_name}\0${req.outDtype}\0${req.input.shape.join(',')}\0${ctx.stream ? 'stream' : 'unary'}`, make);
+        return keptPrefixes[ctx.stream ? 'stream' : 'unary'].getShaped(message.model_name, req.outDtype, req.input.shape, make);
       },
       // grpc-js copies each message after its 5-byte frame header
       answerPhase: 5,
