@@ -27,11 +27,6 @@ export class Cancellation {
     return this.fired;
   }
 
-  /** fired already; the clock not read */
-  get hasFired(): boolean {
-    return this.fired;
-  }
-
   cancel(): void {
     if (this.fired) return;
     this.fired = true;

@@ -118,9 +118,12 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         done(call.cancelled ? Status.CANCELLED : Status.OK);
         const trailer = new Metadata();
         trailer.set('server-timing', serverTiming(timings));
-        // grpc-js copies the message into its frame before this returns: the slab may go
-        callback(null, response, trailer);
-        release();
+        try {
+          // grpc-js copies the message into its frame before this returns: the slab may go
+          callback(null, response, trailer);
+        } finally {
+          release();
+        }
       };
       const failed = (err: InferFailure) => {
         if (err.status.code === Status.INTERNAL) log((err.cause as Error) ?? err, 'grpc ModelInfer failed');

@@ -34,9 +34,8 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
   // Callback parsers: a small body is read, decoded and handed on with no promise
   app.removeContentTypeParser(JSON_TYPE);
   app.addContentTypeParser(JSON_TYPE, (request: FastifyRequest, payload: Readable, done: BodyDone<unknown>) => {
-    readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs, (err, body) => {
-      if (err !== null) return done(err, undefined);
-      const { slab, length } = body!;
+    readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs, guarded(done, (body) => {
+      const { slab, length } = body;
       request.lease.add(slab);
       if (length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
       const started = performance.now();
@@ -48,13 +47,11 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
       const result = parseJsonBody(pool, Buffer.from(slab.memory, slab.offset, length), 'json');
       if (result instanceof Promise) result.then(parsed, (parseErr: Error) => done(parseErr, undefined));
       else parsed(result);
-    });
+    }));
   });
 
   app.addContentTypeParser([...MSGPACK_TYPES], (request: FastifyRequest, payload: Readable, done: BodyDone<unknown>) => {
-    readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs, (err, body) => {
-      if (err !== null) return done(err, undefined);
-      const { slab, length } = body!;
+    readBodyIntoSlab(payload, request.headers['content-length'], limits, slabs, guarded(done, ({ slab, length }) => {
       request.lease.add(slab);
       const started = performance.now();
       let value: unknown;
@@ -65,6 +62,19 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
       }
       request.parseMs = performance.now() - started;
       done(null, value);
-    });
+    }));
   });
+}
+
+/** a body's handler run from the stream's own events: an error reaches fastify's `done` (a 500), never
+ *  the stream (an uncaught exception) */
+export function guarded<T>(done: BodyDone<unknown>, handle: (body: T) => void): BodyDone<T> {
+  return (err, body) => {
+    if (err !== null) return done(err, undefined);
+    try {
+      handle(body!);
+    } catch (handleErr) {
+      done(handleErr as Error, undefined);
+    }
+  };
 }

@@ -2,9 +2,9 @@
 // BODY_IDLE_TIMEOUT_MS, and, after BODY_MIN_RATE_GRACE_MS, at least BODY_MIN_BYTES_PER_S on average.
 // One sweep a few times per idle limit looks at every body still arriving, as Node's own
 // connectionsCheckingInterval does for headers, instead of timers per request: a small body, in with
-// its headers, costs a Set's add and delete, and a large one no timer refresh per chunk. A sweep can
-// only be late (by one interval), never early: progress is stamped at the sweep that sees it, so a
-// body is idle at least as long as the sweep counts.
+// its headers, costs a Map's set and delete, and a large one no timer refresh per chunk. A sweep can
+// only be late, never early: progress is stamped at the sweep that sees it, so a body is idle at least
+// as long as the sweep counts, and it is failed within two sweeps after its limit (docs/api.md).
 import { serviceError, type ServiceError } from '../errors.js';
 import type { BodyLimits } from './body-reader.js';
 
@@ -28,8 +28,9 @@ export class BodyWatch {
   private readonly everyMs: number;
 
   constructor(private readonly limits: BodyLimits) {
-    // a few sweeps per limit, at most a second apart
-    this.everyMs = Math.max(5, Math.min(1000, Math.min(limits.bodyIdleTimeoutMs, limits.bodyMinRateGraceMs) / 4));
+    // a few sweeps per limit, at most a second apart (the grace counts only where there is a rate rule)
+    const shortest = limits.bodyMinBytesPerSecond > 0 ? Math.min(limits.bodyIdleTimeoutMs, limits.bodyMinRateGraceMs) : limits.bodyIdleTimeoutMs;
+    this.everyMs = Math.max(5, Math.min(1000, shortest / 4));
   }
 
   add(body: Arriving): void {

@@ -53,9 +53,8 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
       return Promise.reject(err);
     }
   });
-  // every job was computed inline, here and now: no promise per job (each phase looked at the
-  // deadline before it ran; a result ready now is answered)
-  if (!ctx.cancellation.hasFired && !started.some((s) => s instanceof Promise)) {
+  // every job was computed inline, here and now: no promise per job
+  if (!ctx.cancellation.cancelled && !started.some((s) => s instanceof Promise)) {
     return { inline: started as JobTiming[] };
   }
   const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));

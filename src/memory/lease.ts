@@ -11,8 +11,13 @@ export class Lease {
 
   constructor(private readonly slabs: TensorMemory) {}
 
+  private ended = false;
+
+  /** a slab added once the lease has ended (work that went on after its client left) goes back as it
+   *  comes, or once the lease's tasks have settled */
   add(slab: Slab): void {
     this.held.push(slab);
+    if (this.ended) this.release();
   }
 
   /** tasks on the pool may read or write the held slabs until `settled`, whatever becomes of the
@@ -23,6 +28,7 @@ export class Lease {
 
   /** the request is over: its slabs go back now, or once its tasks have settled */
   release(): void {
+    this.ended = true;
     if (this.busy === null) {
       for (const slab of this.held) this.slabs.release(slab);
       this.held.length = 0;

@@ -9,6 +9,7 @@ import type { PipelineResult } from '../../jobs/pipeline.js';
 import { isServiceError, serviceError, type ServiceError } from '../../errors.js';
 import type { AdmissionHooks } from '../admission-hook.js';
 import { readBodyIntoSlab, type BodyDone } from '../body-reader.js';
+import { guarded } from '../body-parsers.js';
 import { validationError, type AjvError } from '../error-handler.js';
 import { serverTiming, testFault } from '../request-context.js';
 import { compileOpValidators } from '../v1/schemas.js';
@@ -52,16 +53,15 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
     // any Content-Type, or none: the body goes into shared memory as it arrives
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (request: FastifyRequest, payload: Readable, done: BodyDone<unknown>) => {
-      readBodyIntoSlab(payload, request.headers['content-length'], config, engine.slabs, (err, body) => {
-        if (err !== null) return done(err, undefined);
-        request.lease.add(body!.slab);
-        done(null, Buffer.from(body!.slab.memory, body!.slab.offset, body!.length));
-      });
+      readBodyIntoSlab(payload, request.headers['content-length'], config, engine.slabs, guarded(done, ({ slab, length }) => {
+        request.lease.add(slab);
+        done(null, Buffer.from(slab.memory, slab.offset, length));
+      }));
     });
 
     /** the answer sent at once when the header was parsed and the pipeline ran here and now (then
      *  nothing is returned, as fastify wants of a handler that has sent), else the promise of it */
-    const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> | undefined => {
+    const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined => {
       const { model: name, version } = request.params as ModelParams;
       const model = modelFor(name, version);
       const started = performance.now();
@@ -69,7 +69,8 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       const length = headerLength(request.headers['inference-header-content-length'], body.length);
       const binary = length === null ? EMPTY : body.subarray(length);
       const header = parseJsonBody(engine.pool, body.subarray(0, length ?? body.length), 'oip');
-      if (header instanceof Promise) return header.then((parsed) => infer(request, reply, name, model, parsed, length, binary, started));
+      // the reply itself when sent inline: a promise that resolved to nothing would be sent again
+      if (header instanceof Promise) return header.then((parsed) => infer(request, reply, name, model, parsed, length, binary, started) ?? reply);
       return infer(request, reply, name, model, header, length, binary, started);
     };
 
