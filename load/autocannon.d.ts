@@ -13,6 +13,8 @@ declare module 'autocannon' {
     /** total requests; overrides duration */
     amount?: number;
     pipelining?: number;
+    /** offered req/s over all connections */
+    overallRate?: number;
     /** ms between samples; the result is emitted at the first tick after the run ends */
     sampleInt?: number;
     /** seconds per request */
