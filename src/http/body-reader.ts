@@ -1,7 +1,7 @@
 // reads a request body as its socket chunks arrive, enforcing the byte limit as the bytes arrive
 // (§4: early 413) and, through the app's body watch (body-watch.ts), the idle limit between them and
-// the minimum rate (§5: 408). Memory follows the bytes that arrived,
-// never the declared Content-Length: a client that declared 60 MB and sent 1 KiB holds about 1 KiB.
+// the minimum rate (§5: 408). Memory follows the bytes that arrived, never the declared
+// Content-Length: a client that declared 60 MB and sent 1 KiB holds about 1 KiB.
 //  - msgpack bodies go into a shared slab that grows as they arrive (first to twice what arrived,
 //    then by four times, never past the declared length), each chunk copied while it is still in
 //    cache: the tensor bytes' one copy into memory the workers can read. A slab that cannot grow in
