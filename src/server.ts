@@ -61,16 +61,17 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (draining) return;
     draining = true;
     app.service.draining = true; // /readyz turns 503, new work gets 503
+    // stop accepting at once: a balancer's next connection is refused, which takes this replica out
+    // of its rotation at its first try (HAProxy: observe layer4) rather than after answers of 503;
+    // requests on open connections still get 503 (above). Resolves once every connection has ended
+    const httpDrained = new Promise<void>((resolve) => app.server.close(() => resolve()));
+    // logged once the listener is closed: from this line on, a new connection is refused
     app.log.info({ signal, inFlight: app.service.inFlight, receiving: app.service.receiving }, 'draining');
     // in-flight requests end by their deadline at the latest; then give up
     setTimeout(() => {
       app.log.error('drain timed out');
       process.exit(1);
     }, config.requestTimeoutMs + DRAIN_GRACE_MS).unref();
-    // stop accepting at once: a balancer's next connection is refused, which takes this replica out
-    // of its rotation at its first try (HAProxy: observe layer4) rather than after answers of 503;
-    // requests on open connections still get 503 (above). Resolves once every connection has ended
-    const httpDrained = new Promise<void>((resolve) => app.server.close(() => resolve()));
     // then the engine, which both front ends' calls in flight still need (app.close() shuts it down;
     // its own server.close() finds the listener gone, which fastify allows)
     Promise.all([grpc?.drain(), httpDrained]).then(() => app.close()).then(() => {
