@@ -35,6 +35,7 @@ export function pacedRowsOf(f: RateFigures): string[][] {
   const id = f.id;
   const ratio = (target: string, v: number | null) => [id, target, '', '', '', '', '', times(v), '', '', '', ''];
   const rows = [line(id, f.logLevel === 'info' ? 'service (info)' : 'service', f.service)];
+  if (f.atWarn) rows.push(line(id, 'service (warn)', f.atWarn));
   if (f.echo !== null) rows.push(line(id, 'echo', f.echo));
   if (f.floor !== null) rows.push(line(id, 'floor', f.floor));
   if (f.echo !== null) rows.push(ratio('svc/echo', f.echoCpuRatio));

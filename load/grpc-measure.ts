@@ -8,6 +8,7 @@ import type { GrpcSample, GrpcScenario } from './grpc-scenarios.js';
 import { MIN_OK, percentile, settle } from './measure.js';
 import type { Options } from './options.js';
 import { cpuSeconds } from './processes.js';
+import type { SlicedRun } from './interleave.js';
 import type { GrpcSide, PacedFigures, RunFigures } from './results.js';
 
 const SHORT_MAX_MS = 30_000; // a short run's fixed amount is answered within this, or the run ends
@@ -70,35 +71,70 @@ export async function spotCheckGrpc(e: GrpcEndpoint, mode: GrpcMode, samples: Gr
 
 /** warm-up, then the measured window straight after it, closed loop */
 export async function measureGrpc(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options): Promise<RunFigures> {
-  return (await run(e, s, samples, o, null)).figures;
-}
-
-/** the same at `rate` offered req/s, warm-up and window alike; achieved: what was answered within the window */
-export async function measureGrpcPaced(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number): Promise<PacedFigures> {
-  const { figures, windowAnswers } = await run(e, s, samples, o, rate);
-  return { ...figures, achievedRate: windowAnswers / figures.seconds, busyShare: figures.busyShare ?? 0 };
-}
-
-async function run(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number | null): Promise<{ figures: RunFigures; windowAnswers: number }> {
   const fixed = o.short && o.duration === 0;
-  const load = (limits: { durationMs: number; amount?: number }) => runGrpcLoad({
-    target: e.address, mode: s.mode, message: samples[0].message, connections: o.connections ?? s.connections, rate, metadata: metadataOf(o), ...limits,
-  });
-  if (o.warmup > 0) await load({ durationMs: o.warmup * 1000 });
+  const t = tally();
+  if (o.warmup > 0) await loadOf(e, s, samples, o, null)({ durationMs: o.warmup * 1000 });
   if (e.base !== null) await scrapeLoopDelay(e.base); // starts the window's histogram afresh
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
-  // answers that came after the window (a server behind the offered rate answering what it queued) cost
-  // CPU, counted per answer; req/s and the achieved rate count the window's own
-  const c = { ok: 0, errors: 0, windowOk: 0, windowAnswers: 0, ms: 0, clientMs: 0, busySlices: 0, latencies: [] as number[], statuses: {} as GrpcLoadResult['statuses'] };
   do {
-    const r = await load(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: o.duration * 1000 });
-    c.ok += r.ok; c.errors += r.errors; c.windowOk += r.windowOk; c.windowAnswers += r.windowAnswers; c.ms += r.elapsedMs; c.clientMs += r.clientCpuMs; c.busySlices += r.busySlices;
-    for (const l of r.latencies) c.latencies.push(l);
-    for (const [code, k] of Object.entries(r.statuses)) c.statuses[code] = (c.statuses[code] ?? 0) + k;
-  } while (!fixed && c.ok < MIN_OK && c.ms < 3000 * o.duration);
+    t.add(await loadOf(e, s, samples, o, null)(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: o.duration * 1000 }));
+  } while (!fixed && t.c.ok < MIN_OK && t.c.ms < 3000 * o.duration);
   const cpu1 = e.pid === null ? 0 : cpuSeconds(e.pid);
+  return (await closeRun(e, s, samples, o, t, e.pid === null ? null : cpu1 - cpu0, false)).figures;
+}
+
+/**
+ * a run at `rate` offered req/s taken in slices beside other servers' (load/interleave.ts), as
+ * measure.ts's pacedRun for HTTP; achieved: what was answered within the slices
+ */
+export function grpcPacedRun(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number): SlicedRun<PacedFigures> {
+  const fixed = o.short && o.duration === 0;
+  const t = tally();
+  const load = loadOf(e, s, samples, o, rate);
+  return {
+    pid: e.pid,
+    async open() {
+      if (o.warmup > 0) await load({ durationMs: o.warmup * 1000 });
+      if (e.base !== null) await scrapeLoopDelay(e.base);
+    },
+    async slice(seconds) {
+      t.add(await load(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: seconds * 1000 }));
+    },
+    async close(serverCpu) {
+      const { figures, windowAnswers } = await closeRun(e, s, samples, o, t, serverCpu, true);
+      return { ...figures, achievedRate: windowAnswers / figures.seconds, busyShare: figures.busyShare ?? 0 };
+    },
+  };
+}
+
+const loadOf = (e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number | null) =>
+  (limits: { durationMs: number; amount?: number }) => runGrpcLoad({
+    target: e.address, mode: s.mode, message: samples[0].message, connections: o.connections ?? s.connections, rate, metadata: metadataOf(o), ...limits,
+  });
+
+/**
+ * a window's load results added up. Answers that came after a window (a server behind the offered
+ * rate answering what it queued) cost CPU, counted per answer; req/s and the achieved rate count the window's own
+ */
+function tally() {
+  const c = { ok: 0, errors: 0, windowOk: 0, windowAnswers: 0, ms: 0, clientMs: 0, busySlices: 0, latencies: [] as number[], statuses: {} as GrpcLoadResult['statuses'] };
+  return {
+    c,
+    add(r: GrpcLoadResult) {
+      c.ok += r.ok; c.errors += r.errors; c.windowOk += r.windowOk; c.windowAnswers += r.windowAnswers; c.ms += r.elapsedMs; c.clientMs += r.clientCpuMs; c.busySlices += r.busySlices;
+      for (const l of r.latencies) c.latencies.push(l);
+      for (const [code, k] of Object.entries(r.statuses)) c.statuses[code] = (c.statuses[code] ?? 0) + k;
+    },
+  };
+}
+
+/** after the window: the event-loop scrape, settle, spot checks, and the figures */
+async function closeRun(
+  e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, t: ReturnType<typeof tally>, serverCpu: number | null, paced: boolean,
+): Promise<{ figures: RunFigures; windowAnswers: number }> {
+  const c = t.c;
   const eventLoop = e.base === null ? null : await scrapeLoopDelay(e.base);
-  if (!fixed) await settle(e.pid);
+  if (!(o.short && o.duration === 0)) await settle(e.pid);
   const failures = await spotCheckGrpc(e, s.mode, samples, o);
   if (Object.keys(c.statuses).length > 0) process.stdout.write(`load: ${s.id} ${e.target}: calls ended with grpc-status ${JSON.stringify(c.statuses)}\n`);
   const sorted = c.latencies.sort((a, b) => a - b);
@@ -109,12 +145,12 @@ async function run(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: O
     responses, ok: c.ok, non2xx: 0, errors: c.errors, timeouts: 0, seconds,
     rps, mibPerS: (rps * s.tensorBytes) / 2 ** 20,
     p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
-    serverCpuPerReq: e.pid === null || responses === 0 ? null : (cpu1 - cpu0) / responses,
+    serverCpuPerReq: serverCpu === null || responses === 0 ? null : serverCpu / responses,
     loadgenCpuPerReq: responses === 0 ? 0 : c.clientMs / 1000 / responses,
     loadgenCores: c.clientMs / c.ms,
     spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
     eventLoop,
-    ...(rate === null ? {} : { busyShare: Math.min(1, c.busySlices / Math.ceil(c.ms / SLICE_MS)) }),
+    ...(paced ? { busyShare: Math.min(1, c.busySlices / Math.ceil(c.ms / SLICE_MS)) } : {}),
   };
   return { figures, windowAnswers: c.windowAnswers };
 }

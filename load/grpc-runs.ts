@@ -1,11 +1,13 @@
 // the gRPC part of a load run (issue 25): each gRPC scenario closed loop against the service's gRPC port
-// and the gRPC floor, then each at its fixed offered rates; figures as ratios to the floor and to the
-// service's /v2 HTTP binary runs of the same request in the same run.
-import { measureGrpc, measureGrpcPaced, type GrpcEndpoint } from './grpc-measure.js';
+// and the gRPC floor, then each at its fixed offered rates beside the service's /v2 HTTP binary at the
+// same rate; figures as ratios to the floor and to the service's /v2 HTTP runs of the same request.
+import { grpcPacedRun, measureGrpc, type GrpcEndpoint } from './grpc-measure.js';
 import { makeGrpcSample, type GrpcRateScenario, type GrpcSample, type GrpcScenario } from './grpc-scenarios.js';
-import { ratioOf } from './measure.js';
+import { interleave, roundsFor } from './interleave.js';
+import { pacedRun, ratioOf, type Endpoint } from './measure.js';
 import type { Options } from './options.js';
-import { ACHIEVED_TOLERANCE, type GrpcFigures, type GrpcRateFigures, type GrpcSide, type PacedFigures, type RateFigures, type RunFigures, type ScenarioFigures } from './results.js';
+import { ACHIEVED_TOLERANCE, type GrpcFigures, type GrpcRateFigures, type GrpcSide, type PacedFigures, type RunFigures, type ScenarioFigures } from './results.js';
+import { scenarios, type Sample, type Scenario } from './scenarios.js';
 
 export interface GrpcServers { service: GrpcEndpoint; floor: GrpcEndpoint | null }
 
@@ -50,20 +52,30 @@ export async function measureGrpcScenarios(
   return out;
 }
 
-/** each at its offered rate; `saturated`: the closed-loop gRPC figures, `httpRates`: the /v2 equal-rate runs, of the same run */
+/**
+ * each at its offered rate, the service over gRPC, the gRPC floor and the service over /v2 HTTP with
+ * the same tensor measured side by side (load/interleave.ts); `saturated`: the closed-loop gRPC
+ * figures of the same run
+ */
 export async function measureGrpcRates(
-  list: GrpcRateScenario[], servers: GrpcServers, saturated: GrpcFigures[], httpRates: RateFigures[], checks: number, o: Options,
+  list: GrpcRateScenario[], servers: GrpcServers, http: Endpoint, httpSamples: (s: Scenario) => Sample[], saturated: GrpcFigures[], checks: number, o: Options,
   report: (f: GrpcRateFigures) => void,
 ): Promise<GrpcRateFigures[]> {
   const out: GrpcRateFigures[] = [];
   // a short run sends a fixed few requests in one go: neither its rates nor its saturation say anything
   const judged = !(o.short && o.duration === 0);
-  for (let i = 0; i < list.length; i++) {
-    const r = list[i];
+  const rounds = judged ? roundsFor(o.duration) : 1;
+  for (const r of list) {
     const s = r.scenario;
     const samples = grpcSamples(s, checks);
-    const got = new Map<GrpcSide, PacedFigures>();
-    for (const e of rotated(servers, i)) got.set(e.target, await measureGrpcPaced(e, s, samples, o, r.rate));
+    const sides = [servers.service, servers.floor].filter((e): e is GrpcEndpoint => e !== null);
+    const v2 = scenarios([r.v2]).find((h) => h.id === r.v2)!;
+    const runs = await interleave<PacedFigures>([
+      ...sides.map((e) => grpcPacedRun(e, s, samples, o, r.rate)),
+      pacedRun(http, v2, httpSamples(v2), o, r.rate),
+    ], rounds);
+    const got = new Map<GrpcSide, PacedFigures>(sides.map((e, k) => [e.target, runs[k]]));
+    const v2Run = runs[sides.length];
     const base = saturated.find((f) => f.id === s.id);
     const sat: Record<GrpcSide, number | null> = { service: base?.service.rps ?? null, floor: base?.floor?.rps ?? null };
     const service = got.get('service')!;
@@ -74,7 +86,7 @@ export async function measureGrpcRates(
       notBelow: judged ? SIDES.filter((t) => sat[t] !== null && sat[t]! <= r.rate) : null,
       offRate: judged ? SIDES.filter((t) => { const p = got.get(t); return p !== undefined && Math.abs(p.achievedRate / r.rate - 1) > ACHIEVED_TOLERANCE; }) : null,
       floorCpuRatio: cpuRatio(service, floor),
-      v2: r.v2, v2CpuRatio: cpuRatio(service, httpRates.find((h) => h.id === r.v2)?.service),
+      v2: r.v2, v2Run, v2CpuRatio: cpuRatio(service, v2Run),
     };
     out.push(f);
     report(f);

@@ -34,7 +34,7 @@ export interface GrpcRateScenario {
   id: string;
   scenario: GrpcScenario;
   rate: number;
-  /** the /v2 HTTP equal-rate run (load/rates.ts) it is compared with, e.g. `rmsnorm/small-v2@2000` */
+  /** the saturated /v2 HTTP scenario (load/scenarios.ts) whose requests are measured beside it at its rate, e.g. `rmsnorm/small-v2` */
   v2: string;
 }
 
@@ -67,7 +67,7 @@ const ALL: GrpcScenario[] = SIZES.flatMap((z) => (['unary', 'stream'] as const).
 
 const ALL_RATES: GrpcRateScenario[] = RATE_PLAN.flatMap((p) => {
   const scenario = ALL.find((s) => s.name === p.name)!;
-  return p.rates.map((rate) => ({ id: `${scenario.id}@${rate}`, scenario, rate, v2: `${scenario.v2}@${rate}` }));
+  return p.rates.map((rate) => ({ id: `${scenario.id}@${rate}`, scenario, rate, v2: scenario.v2 }));
 });
 
 /** the gRPC work of a run, and the /v2 HTTP runs it is compared with, which the run must make too */
@@ -76,8 +76,6 @@ export interface GrpcPlan {
   rates: GrpcRateScenario[];
   /** ids of saturated /v2 scenarios (load/scenarios.ts) */
   v2: string[];
-  /** ids of /v2 equal-rate runs (load/rates.ts) */
-  v2Rates: string[];
 }
 
 /** the ids containing one of `only` (all without it), in table order; a rate brings its saturated scenario */
@@ -85,7 +83,7 @@ export function grpcPlan(only: string[] = []): GrpcPlan {
   const picked = (id: string) => only.length === 0 || only.some((o) => id.includes(o));
   const rates = ALL_RATES.filter((r) => picked(r.id));
   const scenarios = ALL.filter((s) => picked(s.id) || rates.some((r) => r.scenario === s));
-  return { scenarios, rates, v2: [...new Set(scenarios.map((s) => s.v2))], v2Rates: [...new Set(rates.map((r) => r.v2))] };
+  return { scenarios, rates, v2: [...new Set(scenarios.map((s) => s.v2))] };
 }
 
 const PROTO = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'grpc', 'proto', 'inference.proto');

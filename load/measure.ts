@@ -1,11 +1,13 @@
-// one measured run of a scenario against one server: autocannon's closed loop (or a fixed offered
-// rate) after a warm-up, the server's CPU and event-loop delay over the window, then spot checks.
+// one measured run of a scenario against one server: autocannon's closed loop after a warm-up, the
+// server's CPU and event-loop delay over the window, then spot checks; or the same at a fixed offered
+// rate, its window taken in slices beside other servers' (pacedRun, load/interleave.ts).
 import { createRequire } from 'node:module';
 import autocannon, { type Instance } from 'autocannon';
-import { scrapeLoopDelay } from './event-loop.js';
+import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
 import type { Options } from './options.js';
 import { cpuSeconds } from './processes.js';
-import type { Ratio, RunFigures } from './results.js';
+import type { SlicedRun } from './interleave.js';
+import type { PacedFigures, Ratio, RunFigures } from './results.js';
 import type { Sample, Scenario, Target } from './scenarios.js';
 
 // autocannon 8 keeps every response body as a string, for hooks this suite does not use;
@@ -120,8 +122,35 @@ export interface Beside {
   close(): void;
 }
 
-/** `beside`: other load the window is taken beside; `rate`: offered req/s, warm-up and window alike */
-export interface How { beside?: Beside | null; rate?: number }
+/** `beside`: other load the window is taken beside */
+export interface How { beside?: Beside | null }
+
+const emptyCannon = (): Cannon => ({ ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [], busySlices: 0 });
+
+function add(c: Cannon, r: Cannon): void {
+  c.ok += r.ok; c.responses += r.responses; c.non2xx += r.non2xx; c.errors += r.errors; c.timeouts += r.timeouts;
+  c.seconds += r.seconds; c.busySlices += r.busySlices;
+  for (const l of r.latencies) c.latencies.push(l);
+}
+
+/** a window's figures: `serverCpu` the server's CPU seconds over it (null: unknown), `genSeconds` the generator's */
+function figuresOf(
+  e: Endpoint, s: Scenario, c: Cannon, serverCpu: number | null, genSeconds: number, eventLoop: LoopDelay | null, samples: Sample[], failures: string[], paced: boolean,
+): RunFigures {
+  const sorted = c.latencies.sort((a, b) => a - b);
+  const rps = c.ok / c.seconds;
+  return {
+    responses: c.responses, ok: c.ok, non2xx: c.non2xx, errors: c.errors, timeouts: c.timeouts, seconds: c.seconds,
+    rps, mibPerS: (rps * s.tensorBytes) / 2 ** 20,
+    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
+    serverCpuPerReq: serverCpu === null || c.responses === 0 ? null : serverCpu / c.responses,
+    loadgenCpuPerReq: c.responses === 0 ? 0 : genSeconds / c.responses,
+    loadgenCores: genSeconds / c.seconds,
+    spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
+    eventLoop,
+    ...(paced ? { busyShare: Math.min(1, c.busySlices / Math.ceil((c.seconds * 1000) / SLICE_MS)) } : {}),
+  };
+}
 
 /**
  * warm-up, then the measured window straight after it, so the server is in a steady state
@@ -132,22 +161,18 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
   const sample = samples[0];
   const fixed = o.short && o.duration === 0;
   const beside = how.beside ?? null;
-  const pace = how.rate === undefined ? {} : { rate: how.rate };
-  if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup, ...pace });
+  if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
   await beside?.ready();
   if (e.target === 'service') await scrapeLoopDelay(e.base); // starts the window's histogram afresh
   beside?.open();
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
   const gen0 = process.cpuUsage();
-  const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [], busySlices: 0 };
+  const c = emptyCannon();
   const more = () => (fixed
     ? beside !== null && beside.pending() && c.seconds < BESIDE_MAX_S
     : (c.ok < MIN_OK || beside?.pending() === true) && c.seconds < 3 * o.duration);
   do {
-    const r = await cannon(url, s, sample, o, { ...(fixed ? { amount: s.shortAmount } : { duration: o.duration }), ...pace });
-    c.ok += r.ok; c.responses += r.responses; c.non2xx += r.non2xx; c.errors += r.errors; c.timeouts += r.timeouts;
-    c.seconds += r.seconds; c.busySlices += r.busySlices;
-    for (const l of r.latencies) c.latencies.push(l);
+    add(c, await cannon(url, s, sample, o, fixed ? { amount: s.shortAmount } : { duration: o.duration }));
   } while (more());
   const gen = process.cpuUsage(gen0);
   const cpu1 = e.pid === null ? 0 : cpuSeconds(e.pid);
@@ -155,19 +180,38 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
   beside?.close();
   if (!fixed) await settle(e.pid);
   const failures = await spotCheck(url, samples, e.target, o);
-  const sorted = c.latencies.sort((a, b) => a - b);
-  const genSeconds = (gen.user + gen.system) / 1e6;
-  const rps = c.ok / c.seconds;
+  return figuresOf(e, s, c, e.pid === null ? null : cpu1 - cpu0, (gen.user + gen.system) / 1e6, eventLoop, samples, failures, false);
+}
+
+/**
+ * a run at `rate` offered req/s taken in slices beside other servers' (load/interleave.ts): warm-up
+ * at the rate, then each slice a paced autocannon run of its own; a short run sends its fixed amount
+ * in one slice. The service's event-loop delay spans the first slice to the last, the others' between.
+ */
+export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options, rate: number): SlicedRun<PacedFigures> {
+  const url = `${e.base}${s.path}`;
+  const fixed = o.short && o.duration === 0;
+  const c = emptyCannon();
+  let genSeconds = 0;
   return {
-    responses: c.responses, ok: c.ok, non2xx: c.non2xx, errors: c.errors, timeouts: c.timeouts, seconds: c.seconds,
-    rps, mibPerS: (rps * s.tensorBytes) / 2 ** 20,
-    p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
-    serverCpuPerReq: e.pid === null || c.responses === 0 ? null : (cpu1 - cpu0) / c.responses,
-    loadgenCpuPerReq: c.responses === 0 ? 0 : genSeconds / c.responses,
-    loadgenCores: genSeconds / c.seconds,
-    spotChecks: samples.length, spotCheckFailures: failures.length, firstFailure: failures[0] ?? null,
-    eventLoop,
-    ...(how.rate === undefined ? {} : { busyShare: Math.min(1, c.busySlices / Math.ceil((c.seconds * 1000) / SLICE_MS)) }),
+    pid: e.pid,
+    async open() {
+      if (o.warmup > 0) await cannon(url, s, samples[0], o, { duration: o.warmup, rate });
+      if (e.target === 'service') await scrapeLoopDelay(e.base);
+    },
+    async slice(seconds) {
+      const gen0 = process.cpuUsage();
+      add(c, await cannon(url, s, samples[0], o, fixed ? { amount: s.shortAmount, rate } : { duration: seconds, rate }));
+      const gen = process.cpuUsage(gen0);
+      genSeconds += (gen.user + gen.system) / 1e6;
+    },
+    async close(serverCpu) {
+      const eventLoop = e.target === 'service' ? await scrapeLoopDelay(e.base) : null;
+      if (!fixed) await settle(e.pid);
+      const failures = await spotCheck(url, samples, e.target, o);
+      const f = figuresOf(e, s, c, serverCpu, genSeconds, eventLoop, samples, failures, true);
+      return { ...f, achievedRate: f.responses / f.seconds, busyShare: f.busyShare ?? 0 };
+    },
   };
 }
 

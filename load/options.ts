@@ -6,8 +6,10 @@ const HELP = `npm run load -- [options]
 
   --duration <s>     seconds per measured run (default 4; 19 scenarios × service, echo and floor,
                      rmsnorm/mixed's small requests alone and beside large JSON answers, 6 gRPC
-                     scenarios × the service and the gRPC floor, then 9 equal-rate runs × the
-                     three, 2 of the service at LOG_LEVEL=info and 5 gRPC ones × the two ≈ 12 min)
+                     scenarios × the service and the gRPC floor, then 8 equal-rate runs × the
+                     three, 2 of the service at LOG_LEVEL=info beside it at warn and 5 gRPC
+                     ones × the two and /v2 HTTP ≈ 12 min); an equal-rate run takes its
+                     servers' windows side by side in 1 s slices
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16

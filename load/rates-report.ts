@@ -16,6 +16,7 @@ function goalOf(f: RateFigures): Goal | null {
 }
 
 const sides = (list: Side[]) => list.join(', ');
+const missedRate = (r: PacedFigures, rate: number) => Math.abs(r.achievedRate / rate - 1) > ACHIEVED_TOLERANCE;
 
 /** met, not met, or why the figure judges nothing: a short run, a rate not below a saturated rate, a rate not achieved */
 function verdict(f: RateFigures, load: LoadResults): { met: boolean | null; why: string } {
@@ -27,6 +28,7 @@ function verdict(f: RateFigures, load: LoadResults): { met: boolean | null; why:
     if ((g.notBelow ?? []).length > 0) return { met: null, why: `n/a: not below the saturated rate of ${sides(g.notBelow!)}${who}` };
     if ((g.offRate ?? []).length > 0) return { met: null, why: `n/a: rate not achieved by ${sides(g.offRate!)}${who}` };
   }
+  if (f.atWarn && missedRate(f.atWarn, f.rate)) return { met: null, why: 'n/a: rate not achieved by the service at warn' };
   const goal = goalOf(f);
   if (goal === null || goal.ratio === null) return { met: null, why: 'n/a' };
   return goal.ratio <= goal.max ? { met: true, why: 'met' } : { met: false, why: 'not met' };
@@ -50,7 +52,8 @@ const share = (v: number | undefined) => (v === undefined ? '–' : `${Math.roun
 /** the figures of one row, each cell service / echo / floor (an info run: its service only) */
 function cells(f: RateFigures, load: LoadResults, mark: (s: string) => string) {
   const runs: Array<[Side, PacedFigures | null]> = [['service', f.service], ['echo', f.echo], ['floor', f.floor]];
-  const shown = f.logLevel === 'info' ? runs.slice(0, 1) : runs;
+  // an info run: the info service / the service at warn, measured side by side
+  const shown: Array<[Side, PacedFigures | null]> = f.logLevel === 'info' ? [runs[0], ['service', f.atWarn ?? null]] : runs;
   const each = (cell: (side: Side, r: PacedFigures | null) => string) => shown.map(([side, r]) => cell(side, r)).join(' / ');
   const saturatedRun = f.logLevel === 'info'
     ? (load.infoSaturated ?? []).find((s) => s.scenario === f.scenario)?.service ?? null
@@ -61,9 +64,12 @@ function cells(f: RateFigures, load: LoadResults, mark: (s: string) => string) {
   const goal = goalOf(f);
   const failed = shown.reduce((k, [, r]) => k + (r?.spotCheckFailures ?? 0), 0);
   return {
-    achieved: each((side, r) => (r === null ? '–' : (f.offRate ?? []).includes(side) ? mark(n(r.achievedRate, 0)) : n(r.achievedRate, 0))),
+    achieved: each((_, r) => (r === null ? '–' : missedRate(r, f.rate) ? mark(n(r.achievedRate, 0)) : n(r.achievedRate, 0))),
     busy: each((_, r) => share(r?.busyShare)),
-    saturated: each((side) => ((f.notBelow ?? []).includes(side) ? mark(n(f.saturated[side], 0)) : n(f.saturated[side], 0))),
+    // an info run: its own saturated rate / the service's at warn (the twin's row judges the latter)
+    saturated: f.logLevel === 'info'
+      ? [f.saturated.service, base?.service.rps ?? null].map((v) => n(v, 0)).join(' / ')
+      : each((side) => ((f.notBelow ?? []).includes(side) ? mark(n(f.saturated[side], 0)) : n(f.saturated[side], 0))),
     cpu: each((_, r) => n(ms(r), 3)),
     saturatedCpu,
     saturatedRatio: f.logLevel === 'info' ? '–' : x(base?.ratio?.serverCpuPerReq),
@@ -86,13 +92,15 @@ export function rateSection(load: LoadResults): string {
   return [
     '## CPU per request at equal offered rates (issue 24)',
     '',
-    'Same run, after the saturated scenarios. Each row sends one scenario\'s requests to the service, the echo and the floor in turn (the first rotating from row to row) at the same offered rate, ' +
-      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. *CPU ms/req* is the server process's user+system time over the window ÷ its answers, *×echo*, *×floor* the service's ÷ theirs at that rate. ` +
+    'Same run, after the saturated scenarios. Each row sends one scenario\'s requests to the service, the echo and the floor at the same offered rate, ' +
+      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second, ` +
+      'the servers in turn (A B C, B C A, C A B, …), so a drift of this shared machine falls on all three alike (`load/interleave.ts`). ' +
+      `*CPU ms/req* is the server process's user+system time over its slices ÷ its answers in them, *×echo*, *×floor* the service's ÷ theirs at that rate. ` +
       '*Saturated* is each server\'s req/s and CPU in the closed-loop run of the same scenario above: the rate must be below all three; where it is not, the figure is in bold and the row judges nothing. ' +
       `*Achieved* is answers ÷ the window's seconds, in bold when more than ${Math.round(100 * ACHIEVED_TOLERANCE)} % off the rate. ` +
       '*Answered in* is the share of the window\'s 10 ms slices in which an answer came: autocannon sends each connection\'s share of a second back to back from the start of that second, then waits, ' +
       'so the arrivals come as one burst a second, served at each server\'s own saturated pace; spread evenly they would read near 100 %. ' +
-      'The `/info` rows are a second service process at its default `LOG_LEVEL=info` (its log to /dev/null; its saturated figures its own), *×warn* its CPU per request ÷ the service\'s at warn at the same rate.',
+      'The `/info` rows are a second service process at its default `LOG_LEVEL=info` (its log to /dev/null; its saturated figures its own) measured side by side with the service at warn, cells *info / warn*; *×warn* the info one\'s CPU per request ÷ the warn one\'s.',
     '',
     tableMd(
       ['scenario', 'request', 'conns', 'offered req/s', 'achieved req/s', 'answered in', 'saturated req/s', 'CPU ms/req', 'saturated CPU ms/req', '×echo CPU', '×floor CPU', '×warn CPU', 'saturated ×echo CPU', 'goal', 'met', 'spot checks'],

@@ -1,9 +1,11 @@
-// the equal-rate runs (issue 24): small scenarios (and large /v2, which gRPC's is compared with, issue
-// 25) sent to the service, the echo and the floor at the same fixed offered rates, each below every server's saturated rate in the same run, so a slower
+// the equal-rate runs (issue 24): small scenarios sent to the service, the echo and the floor at the
+// same fixed offered rates, each below every server's saturated rate in the same run, so a slower
 // server's CPU per answer is its own work and not also what a saturated closed loop costs it; and
-// the service at its default LOG_LEVEL=info at the small msgpack rates, against itself at warn.
+// the service at its default LOG_LEVEL=info at the small msgpack rates, against itself at warn. The
+// servers of a row are measured side by side in slices (load/interleave.ts).
 // Ids `rmsnorm/small@2000`, `rmsnorm/small@2000/info`: `--only @` picks them all.
-import { measure, type Endpoint } from './measure.js';
+import { interleave, roundsFor } from './interleave.js';
+import { measure, pacedRun, type Endpoint } from './measure.js';
 import type { Options } from './options.js';
 import { ACHIEVED_TOLERANCE, type InfoSaturatedFigures, type PacedFigures, type RateFigures, type RunFigures, type ScenarioFigures, type Side } from './results.js';
 import { scenarios, type Sample, type Scenario } from './scenarios.js';
@@ -24,8 +26,6 @@ const PLAN: ReadonlyArray<{ name: string; rates: readonly number[]; info: boolea
   { name: 'small-v2', rates: [2000, 4000], info: false },
   { name: 'small-json', rates: [1000, 2000], info: false },
   { name: 'batch64', rates: [300, 600], info: false },
-  // what large gRPC unary calls are compared with (load/grpc-scenarios.ts), at their rate
-  { name: 'large-v2', rates: [5], info: false },
 ];
 const SIDES: readonly Side[] = ['service', 'echo', 'floor'];
 
@@ -52,12 +52,11 @@ export interface RateServers {
 
 export interface RateRuns { rates: RateFigures[]; infoSaturated: InfoSaturatedFigures[] }
 
-const paced = (r: RunFigures): PacedFigures => ({ ...r, achievedRate: r.responses / r.seconds, busyShare: r.busyShare ?? 0 });
-
 /**
- * each rate scenario in turn, its servers in an order rotating from one to the next (as the saturated
- * scenarios); an info run measures the info service saturated first, once per scenario, for its own
- * saturated rate. `saturated`: the closed-loop figures of the same run. `report` prints each as it comes.
+ * each rate scenario in turn, its servers measured side by side in slices (load/interleave.ts); an
+ * info run is the info service beside the service at warn, and measures the info service saturated
+ * first, once per scenario, for its own saturated rate. `saturated`: the closed-loop figures of the
+ * same run. `report` prints each as it comes.
  */
 export async function measureRates(
   list: RateScenario[], servers: RateServers, saturated: ScenarioFigures[], samplesOf: (s: Scenario) => Sample[], o: Options,
@@ -65,13 +64,13 @@ export async function measureRates(
 ): Promise<RateRuns> {
   const rates: RateFigures[] = [];
   const infoSaturated: InfoSaturatedFigures[] = [];
-  for (let i = 0; i < list.length; i++) {
-    const r = list[i];
+  const rounds = o.short && o.duration === 0 ? 1 : roundsFor(o.duration);
+  for (const r of list) {
     const s = r.scenario;
     const samples = samplesOf(s);
     const got = new Map<Side, PacedFigures>();
     let sat: Record<Side, number | null>;
-    let warn: RateFigures | null = null;
+    let atWarn: PacedFigures | null = null;
     if (r.logLevel === 'info') {
       if (servers.info === null) continue;
       let own = infoSaturated.find((f) => f.scenario === s.id);
@@ -79,26 +78,25 @@ export async function measureRates(
         own = { scenario: s.id, service: await measure(servers.info, s, samples, o) };
         infoSaturated.push(own);
       }
-      got.set('service', paced(await measure(servers.info, s, samples, o, { rate: r.rate })));
+      const [info, warn] = await interleave([servers.info, servers.service].map((e) => pacedRun(e, s, samples, o, r.rate)), rounds);
+      got.set('service', info);
+      atWarn = warn;
       sat = { service: own.service.rps, echo: null, floor: null };
-      warn = rates.find((f) => `${f.id}/info` === r.id) ?? null;
     } else {
       const sides = [servers.service, servers.echo, servers.floor].filter((e): e is Endpoint => e !== null);
-      for (let k = 0; k < sides.length; k++) {
-        const e = sides[(i + k) % sides.length];
-        got.set(e.target, paced(await measure(e, s, samples, o, { rate: r.rate })));
-      }
+      const runs = await interleave(sides.map((e) => pacedRun(e, s, samples, o, r.rate)), rounds);
+      sides.forEach((e, k) => got.set(e.target, runs[k]));
       const base = saturated.find((f) => f.id === s.id);
       sat = { service: base?.service.rps ?? null, echo: base?.echo?.rps ?? null, floor: base?.floor?.rps ?? null };
     }
-    const f = figuresOf(r, got, sat, warn, o);
+    const f = figuresOf(r, got, sat, atWarn, o);
     rates.push(f);
     report(f);
   }
   return { rates, infoSaturated };
 }
 
-function figuresOf(r: RateScenario, got: Map<Side, PacedFigures>, saturated: Record<Side, number | null>, warn: RateFigures | null, o: Options): RateFigures {
+function figuresOf(r: RateScenario, got: Map<Side, PacedFigures>, saturated: Record<Side, number | null>, atWarn: PacedFigures | null, o: Options): RateFigures {
   const service = got.get('service')!;
   const echo = got.get('echo') ?? null;
   const floor = got.get('floor') ?? null;
@@ -111,6 +109,6 @@ function figuresOf(r: RateScenario, got: Map<Side, PacedFigures>, saturated: Rec
     rate: r.rate, logLevel: r.logLevel, service, echo, floor, saturated,
     notBelow: judged ? SIDES.filter((t) => saturated[t] !== null && saturated[t]! <= r.rate) : null,
     offRate: judged ? SIDES.filter((t) => { const p = got.get(t); return p !== undefined && Math.abs(p.achievedRate / r.rate - 1) > ACHIEVED_TOLERANCE; }) : null,
-    echoCpuRatio: cpu(service, echo), floorCpuRatio: cpu(service, floor), warnCpuRatio: warn === null ? null : cpu(service, warn.service),
+    echoCpuRatio: cpu(service, echo), floorCpuRatio: cpu(service, floor), atWarn, warnCpuRatio: cpu(service, atWarn),
   };
 }

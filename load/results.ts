@@ -102,7 +102,7 @@ export interface PacedFigures extends RunFigures {
 
 export type Side = 'service' | 'echo' | 'floor';
 
-/** one scenario sent at one fixed offered rate to each server in turn (load/rates.ts) */
+/** one scenario sent at one fixed offered rate to each server, side by side in slices (load/rates.ts, load/interleave.ts) */
 export interface RateFigures {
   /** e.g. `rmsnorm/small@2000`, `rmsnorm/small@2000/info` */
   id: string;
@@ -127,7 +127,9 @@ export interface RateFigures {
   /** service CPU per answer ÷ the echo's and the floor's at this rate */
   echoCpuRatio: number | null;
   floorCpuRatio: number | null;
-  /** an info run: service CPU per answer ÷ the same service's at warn, same rate and run */
+  /** an info run: the service at warn, measured in the slices between the info service's */
+  atWarn?: PacedFigures | null;
+  /** an info run: service CPU per answer ÷ the same service's at warn (atWarn), same rate and slices */
   warnCpuRatio: number | null;
 }
 
@@ -172,9 +174,11 @@ export interface GrpcRateFigures {
   notBelow: GrpcSide[] | null;
   offRate: GrpcSide[] | null;
   floorCpuRatio: number | null;
-  /** the /v2 HTTP equal-rate run it is compared with, e.g. `rmsnorm/small-v2@2000` */
+  /** the saturated /v2 HTTP scenario whose requests v2Run sent, e.g. `rmsnorm/small-v2` */
   v2: string;
-  /** service CPU per answer over gRPC ÷ over /v2 HTTP at the same rate; null when that was not measured */
+  /** the service over /v2 HTTP at the same rate, measured side by side with the gRPC runs */
+  v2Run?: PacedFigures | null;
+  /** service CPU per answer over gRPC ÷ over /v2 HTTP (v2Run) at the same rate; null when that was not measured */
   v2CpuRatio: number | null;
 }
 

@@ -52,13 +52,9 @@ async function main(): Promise<number> {
   if (rates.length < selected.length) process.stdout.write('load: with --url, no runs of the service at LOG_LEVEL=info\n');
   // gRPC needs the service spawned here, with a gRPC port: none with --url
   const wanted = grpcPlan(o.only);
-  const grpc = o.url === null ? wanted : { scenarios: [], rates: [], v2: [], v2Rates: [] };
+  const grpc = o.url === null ? wanted : { scenarios: [], rates: [], v2: [] };
   if (o.url !== null && wanted.scenarios.length > 0) process.stdout.write('load: with --url, no gRPC runs\n');
   // the gRPC figures are judged against the service's /v2 HTTP runs of the same requests in the same run
-  for (const id of grpc.v2Rates.filter((v) => !rates.some((r) => r.id === v))) {
-    rates.push(rateScenarios([id]).find((r) => r.id === id)!);
-    process.stdout.write(`load: the gRPC runs are compared with ${id}: added\n`);
-  }
   for (const id of grpc.v2.filter((v) => !list.some((s) => s.id === v))) {
     list.push(scenarios([id]).find((s) => s.id === id)!);
     process.stdout.write(`load: the gRPC runs are compared with ${id}: added\n`);
@@ -160,7 +156,7 @@ async function main(): Promise<number> {
     const grpcFigures = grpcServers === null ? [] : await measureGrpcScenarios(grpc.scenarios, grpcServers, figures, checksPerRun, o, (f) => print(grpcRowsOf(f)));
 
     const paced = await measureRates(rates, { service, echo, floor, info }, figures, samplesOf, o, (f) => print(pacedRowsOf(f)));
-    const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, grpcServers, grpcFigures, paced.rates, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
+    const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, grpcServers, service, samplesOf, grpcFigures, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
 
     process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...grpcFigures.flatMap(grpcRowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
     for (const m of mixed) process.stdout.write(mixedSummary(m));

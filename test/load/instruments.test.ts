@@ -17,9 +17,9 @@ const RUN_TIMEOUT_MS = 90_000; // about 15 s each on an idle machine; shared CI 
 const SCENARIOS = ['small', 'medium', 'large', 'small-json', 'batch64', 'small-v2', 'medium-v2', 'large-v2', 'medium-bf16']
   .flatMap((name) => [`rmsnorm/${name}`, `layernorm/${name}`]).concat('batchnorm/train');
 const MIXED = ['rmsnorm/mixed'];
-// issue 24: the equal-rate runs, in run order (large-v2's is what large gRPC calls are compared with)
+// issue 24: the equal-rate runs, in run order
 const RATES = ['small@2000', 'small@2000/info', 'small@4000', 'small@4000/info', 'small-v2@2000', 'small-v2@4000',
-  'small-json@1000', 'small-json@2000', 'batch64@300', 'batch64@600', 'large-v2@5'].map((r) => `rmsnorm/${r}`);
+  'small-json@1000', 'small-json@2000', 'batch64@300', 'batch64@600'].map((r) => `rmsnorm/${r}`);
 // issue 25: the gRPC scenarios and their equal-rate runs, in run order
 const GRPC = ['small', 'medium', 'large'].flatMap((size) => [`rmsnorm/${size}-grpc-unary`, `rmsnorm/${size}-grpc-stream`]);
 const GRPC_RATES = ['small-grpc-unary@2000', 'small-grpc-unary@4000', 'small-grpc-stream@2000', 'small-grpc-stream@4000', 'large-grpc-unary@5']
@@ -61,7 +61,7 @@ describe('load and bench instruments, short mode', () => {
     if (out !== undefined) await rm(out, { recursive: true, force: true });
   }, RUN_TIMEOUT_MS);
 
-  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 11 equal-rate runs, 6 gRPC scenarios and 5 gRPC equal-rate runs, 0 spot-check failures, report written', async () => {
+  it('load --short: 19 scenarios, service, echo and floor each answer, the mixed one alone and beside large JSON answers, 10 equal-rate runs, 6 gRPC scenarios and 5 gRPC equal-rate runs, 0 spot-check failures, report written', async () => {
     const r = await load;
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     for (const id of SCENARIOS) expect(r.stdout).toContain(id);
@@ -91,13 +91,13 @@ describe('load and bench instruments, short mode', () => {
       expect(m.mixed.eventLoop.maxMs, m.id).toBeGreaterThan(0);
     }
     // each rate run sends its scenario at the offered rate to the three servers, an info run to the
-    // service at LOG_LEVEL=info alone; a short run judges neither its saturation nor its achieved rate
+    // service at LOG_LEVEL=info and the service at warn; a short run judges neither its saturation nor its achieved rate
     expect(results.rates.map((f: { id: string }) => f.id)).toEqual(RATES);
     for (const f of results.rates) {
       const info = f.id.endsWith('/info');
       expect({ id: f.id, rate: f.rate, logLevel: f.logLevel, scenario: f.scenario, notBelow: f.notBelow, offRate: f.offRate })
         .toEqual({ id: f.id, rate: Number(/@(\d+)/.exec(f.id)![1]), logLevel: info ? 'info' : 'warn', scenario: f.id.replace(/@.*$/, ''), notBelow: null, offRate: null });
-      const sides = info ? [f.service] : [f.service, f.echo, f.floor];
+      const sides = info ? [f.service, f.atWarn] : [f.service, f.echo, f.floor];
       if (info) expect({ echo: f.echo, floor: f.floor }, f.id).toEqual({ echo: null, floor: null });
       for (const side of sides) {
         expect(side.ok, f.id).toBeGreaterThan(0);
@@ -134,13 +134,17 @@ describe('load and bench instruments, short mode', () => {
     expect(results.grpcRates.map((f: { id: string }) => f.id)).toEqual(GRPC_RATES);
     for (const f of results.grpcRates) {
       expect({ id: f.id, rate: f.rate, scenario: f.scenario, v2: f.v2, notBelow: f.notBelow, offRate: f.offRate }).toEqual({
-        id: f.id, rate: Number(/@(\d+)/.exec(f.id)![1]), scenario: f.id.replace(/@.*$/, ''), v2: f.id.replace(/-grpc-\w+@/, '-v2@'), notBelow: null, offRate: null,
+        id: f.id, rate: Number(/@(\d+)/.exec(f.id)![1]), scenario: f.id.replace(/@.*$/, ''), v2: f.id.replace(/-grpc-\w+@.*$/, '-v2'), notBelow: null, offRate: null,
       });
-      expect(RATES, f.id).toContain(f.v2);
+      expect(SCENARIOS, f.id).toContain(f.v2);
       for (const side of [f.service, f.floor]) {
         clean(f.id, side);
         expect(side.achievedRate, f.id).toBeGreaterThan(0);
       }
+      // the service over /v2 HTTP at the same rate, in the same slices
+      expect({ id: f.id, failures: f.v2Run.spotCheckFailures, first: f.v2Run.firstFailure }).toEqual({ id: f.id, failures: 0, first: null });
+      expect(f.v2Run.ok, f.id).toBeGreaterThan(0);
+      expect(f.v2CpuRatio, f.id).toBeCloseTo(f.service.serverCpuPerReq / f.v2Run.serverCpuPerReq, 9);
       for (const t of ['service', 'floor']) expect(f.saturated[t], `${f.id} ${t}`).toBeGreaterThan(0);
       for (const key of ['floorCpuRatio', 'v2CpuRatio']) expect(f, f.id).toHaveProperty(key);
     }
@@ -151,9 +155,9 @@ describe('load and bench instruments, short mode', () => {
     expect(md).toContain('## CPU per request at equal offered rates');
     expect(md).toMatch(/\| rmsnorm\/small@2000\/info \|/);
     expect(md).toContain('## gRPC (issue 25)');
-    expect(md).toMatch(/\| rmsnorm\/small-grpc-stream@2000 server CPU\/request ÷ \/v2 HTTP \(rmsnorm\/small-v2@2000\), at 2,000 req\/s \| ≤ 0\.75× \|/);
+    expect(md).toMatch(/\| rmsnorm\/small-grpc-stream@2000 server CPU\/request ÷ \/v2 HTTP \(rmsnorm\/small-v2\), at 2,000 req\/s \| ≤ 0\.75× \|/);
     expect(md).toMatch(/\| rmsnorm\/small-grpc-unary@4000 server CPU\/request ÷ gRPC floor, at 4,000 req\/s \| ≤ 1\.30× \|/);
-    expect(md).toMatch(/\| rmsnorm\/large-grpc-unary@5 server CPU\/request ÷ \/v2 HTTP \(rmsnorm\/large-v2@5\), at 5 req\/s \| ≤ 1\.20× \|/);
+    expect(md).toMatch(/\| rmsnorm\/large-grpc-unary@5 server CPU\/request ÷ \/v2 HTTP \(rmsnorm\/large-v2\), at 5 req\/s \| ≤ 1\.20× \|/);
     expect(md).toContain('CPUs (`nproc`)');
     expect(readFileSync(join(out, 'load', 'results.svg'), 'utf8')).toMatch(/^<svg[^>]*>[\s\S]*rmsnorm\/small[\s\S]*<\/svg>$/);
   }, RUN_TIMEOUT_MS);
@@ -211,15 +215,13 @@ describe('gRPC scenarios, selected with --only', () => {
     const plan = grpcPlan(['grpc']);
     expect(plan.scenarios.map((s) => s.id)).toEqual(GRPC);
     expect(plan.rates.map((r) => [r.id, r.rate, r.scenario.connections])).toEqual(GRPC_RATES.map((id) => [id, Number(/@(\d+)/.exec(id)![1]), id.includes('large') ? 4 : 16]));
-    expect({ v2: plan.v2, v2Rates: plan.v2Rates }).toEqual({
-      v2: ['rmsnorm/small-v2', 'rmsnorm/medium-v2', 'rmsnorm/large-v2'], v2Rates: ['rmsnorm/small-v2@2000', 'rmsnorm/small-v2@4000', 'rmsnorm/large-v2@5'],
-    });
-    // each is a run the HTTP suite has
-    for (const id of plan.v2Rates) expect(rateScenarios([id]).map((r) => r.id)).toEqual([id]);
+    expect(plan.v2).toEqual(['rmsnorm/small-v2', 'rmsnorm/medium-v2', 'rmsnorm/large-v2']);
+    // each rate is measured beside its /v2 scenario's requests
+    expect(plan.rates.map((r) => r.v2)).toEqual(GRPC_RATES.map((id) => id.replace(/-grpc-\w+@.*$/, '-v2')));
   });
 
   it('a rate brings its saturated scenario; other names pick no gRPC', () => {
-    expect(grpcPlan(['small-grpc-stream@4000'])).toMatchObject({ v2: ['rmsnorm/small-v2'], v2Rates: ['rmsnorm/small-v2@4000'] });
+    expect(grpcPlan(['small-grpc-stream@4000'])).toMatchObject({ v2: ['rmsnorm/small-v2'] });
     expect(grpcPlan(['small-grpc-stream@4000']).scenarios.map((s) => s.id)).toEqual(['rmsnorm/small-grpc-stream']);
     expect(grpcPlan(['v2', 'json', 'mixed']).scenarios).toEqual([]);
   });
