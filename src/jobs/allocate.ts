@@ -8,6 +8,7 @@ import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { RowTask } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { rowKernel } from '../kernels/row-kernels.js';
+import { constParams } from '../kernels/const-params.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
 import { producedOutputs, type RowRequest } from './checked-request.js';
 import { COST, openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
@@ -32,6 +33,8 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
   // Decided from the request alone: every row of it computes the same way on any thread.
   const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0 && kernel.simdApplies(req.params, req.n);
   const halfOutput = req.outDtype === 'float16' || req.outDtype === 'bfloat16';
+  // no weight and no bias: the same parameters as every such request of this row length, kept once
+  const kept = useWasm && req.weight === null && req.bias === null ? constParams(slabs, wasm, req.weightOffset + 1, paramLength) : null;
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
@@ -39,9 +42,9 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
   // sizes first, then one slab
   const { slab, region, at, y, direct } = openJobSlab(slabs, [
     ['cancel', 4 * maxTasks],
-    ['prepared', useWasm ? preparedBytes(paramLength) : 0],
+    ['prepared', useWasm && kept === null ? preparedBytes(paramLength) : 0],
     ['wide', useWasm && halfOutput ? 4 * size : 0],
-    ['scale', 8 * paramLength],
+    ['scale', kept === null ? 8 * paramLength : 0],
     ['bias', req.bias === null ? 0 : 8 * paramLength],
     ['mean', hasMean ? 4 * statLength : 0],
     ['rstd', hasRstd ? 4 * statLength : 0],
@@ -52,10 +55,10 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
   const [x, xSource] = placeValues(inputPlace, () => region('x', size), valueType);
   const [residual, residualSource] = residualPlace === null ? [null, null] : placeValues(residualPlace, () => region('residual', size), valueType);
 
-  const scale = region('scale', paramLength);
+  const scale = kept?.scale ?? region('scale', paramLength);
   const bias = req.bias === null ? null : region('bias', paramLength);
-  const prepared = useWasm ? at('prepared') : null;
-  if (paramLength > 0) {
+  const prepared = kept?.prepared ?? (useWasm ? at('prepared') : null);
+  if (paramLength > 0 && kept === null) {
     if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
     if (req.weight === null && prepared !== null) {
       // no weight: the kernels write g = weight_offset + 1 and its float32 copies in one pass

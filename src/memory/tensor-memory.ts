@@ -12,6 +12,8 @@ import { BlockAllocator, GRANULE } from './block-allocator.js';
 // its container.
 
 const PAGE = 64 * 1024; // wasm page
+/** the area below the slabs for values made once and read by every later request (kernels/const-params.ts) */
+export const KEPT_AREA_BYTES = 1024 * 1024;
 /** wasm32 addresses end at 4 GiB; one page short of it, so a kernel's end pointer never wraps to 0 */
 export const MAX_TENSOR_MEMORY = 65535 * PAGE;
 
@@ -40,26 +42,33 @@ export interface TensorMemory {
   readonly reservedBytes: number;
   /** bytes of the slabs handed out and not yet given back */
   readonly inUseBytes: number;
+  /** [offset, offset + size): outside the slabs and the budget, never handed out by acquire */
+  readonly keptArea: { memory: SharedArrayBuffer; offset: number; size: number };
 }
 
 export function createTensorMemory(limitBytes: number): TensorMemory {
-  const limit = Math.min(limitBytes, MAX_TENSOR_MEMORY - GRANULE);
-  // offset 0 stays unused because the wasm kernels read a null pointer as 0
-  const allocator = new BlockAllocator(GRANULE, GRANULE + limit);
-  const maximum = Math.ceil((GRANULE + limit) / PAGE);
-  const memory = new WebAssembly.Memory({ initial: 1, maximum, shared: true });
+  // offset 0 stays unused because the wasm kernels read a null pointer as 0; the kept area follows it
+  const start = GRANULE + KEPT_AREA_BYTES;
+  const limit = Math.min(limitBytes, MAX_TENSOR_MEMORY - start);
+  const allocator = new BlockAllocator(start, start + limit);
+  const maximum = Math.ceil((start + limit) / PAGE);
+  const memory = new WebAssembly.Memory({ initial: Math.ceil(start / PAGE), maximum, shared: true });
+  // the buffer read once per growth, not per slab: the getter of a shared memory's buffer costs
+  // ~0.2 µs a call, and only this thread grows the memory
+  let buffer = memory.buffer as unknown as SharedArrayBuffer;
   /** grows the memory to cover [0, end); false when the system refuses the pages */
   const cover = (end: number): boolean => {
-    const have = memory.buffer.byteLength;
+    const have = buffer.byteLength;
     if (end <= have) return true;
     try {
       memory.grow(Math.ceil((end - have) / PAGE));
+      buffer = memory.buffer as unknown as SharedArrayBuffer;
       return true;
     } catch {
       return false;
     }
   };
-  const slabAt = (offset: number, size: number): Slab => ({ memory: memory.buffer as unknown as SharedArrayBuffer, offset, size });
+  const slabAt = (offset: number, size: number): Slab => ({ memory: buffer, offset, size });
   const pool: TensorMemory = {
     memory,
     acquire(bytes) {
@@ -90,11 +99,12 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
     },
     limitBytes: limit,
     get reservedBytes() {
-      return memory.buffer.byteLength;
+      return buffer.byteLength;
     },
     get inUseBytes() {
       return allocator.inUseBytes;
     },
+    keptArea: { memory: buffer, offset: GRANULE, size: KEPT_AREA_BYTES },
   };
   return pool;
 }
