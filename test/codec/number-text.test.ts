@@ -51,6 +51,21 @@ describe('numberText', () => {
   });
 });
 
+describe('numberText of a range', () => {
+  it.each(cases)('$dtype: values [start, end), after a comma when asked, as the whole list\'s text cut there', ({ storage, dtype, values }) => {
+    fc.assert(fc.property(
+      fc.array(values as fc.Arbitrary<number>, { maxLength: 60 }), fc.nat(), fc.nat(), fc.constantFrom<NonFinite>('quoted', 'bare'), fc.boolean(),
+      (raw, a, b, nonFinite, leadingComma) => {
+        const start = raw.length === 0 ? 0 : a % (raw.length + 1);
+        const end = start + (raw.length === 0 ? 0 : b % (raw.length - start + 1));
+        const { source, numbers } = sourceOf(storage, dtype, raw);
+        const part = expected(numbers.slice(start, end), nonFinite);
+        expect(numberText(source, start, end, nonFinite, leadingComma)).toBe(leadingComma && end > start ? `,${part}` : part);
+      },
+    ));
+  });
+});
+
 describe('writeNumberText', () => {
   it('tasks that cut the blocks anywhere leave spans whose runs, in order, are the whole text', () => {
     fc.assert(fc.property(
