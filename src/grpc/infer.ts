@@ -129,15 +129,6 @@ export function infer(ctx: InferContext, message: ModelInferRequest): InferAnswe
   }
 }
 
-/** infer() as a promise always (a stream chains its requests' answers) */
-export function inferLater(ctx: InferContext, message: ModelInferRequest): Promise<InferAnswer> {
-  try {
-    return Promise.resolve(infer(ctx, message));
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
 function encodeAnswer(message: ModelInferRequest, job: Job, chosen: string[], stream: boolean): Buffer {
   const tensors = new Map(job.outputs);
   const outputs = chosen.map((name) => {

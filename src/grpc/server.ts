@@ -12,7 +12,7 @@ import { compileOpValidators } from '../http/v1/schemas.js';
 import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from '../http/v2/models.js';
 import type { TaskFault } from '../pool/protocol.js';
 import { HEALTH_SERVICE, healthService, INFERENCE_SERVICE, inferenceService, packageDefinition } from './definitions.js';
-import { infer, InferFailure, inferLater, type InferAnswer, type InferContext } from './infer.js';
+import { infer, InferFailure, type InferAnswer, type InferContext } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
 import { observeCalls } from './call-metrics.js';
@@ -152,7 +152,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
         return call.emit('error', grpcStatus(serviceError('shuttingDown')));
       }
       const stream = serveStream(call, {
-        infer: (message, onAdmitted) => inferLater(inferContext(call.metadata, message.id, config.requestTimeoutMs, true, onAdmitted), message),
+        infer: (message, onAdmitted) => infer(inferContext(call.metadata, message.id, config.requestTimeoutMs, true, onAdmitted), message),
         countRequest: (model, ok) => engine.metrics.streamRequests.cell(model, ok ? 'ok' : 'error').value++,
         stallMs: config.requestTimeoutMs,
         ended: (code) => {

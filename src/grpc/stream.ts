@@ -19,7 +19,8 @@ import { grpcStatus, type GrpcStatus } from './status.js';
 export const WINDOW = 32;
 
 export interface StreamDeps {
-  infer(message: ModelInferRequest, onAdmitted: (admitted: Admitted) => void): Promise<InferAnswer>;
+  /** grpc/infer.ts's infer(): the answer at once when computed inline, else a promise; throws or rejects with an InferFailure */
+  infer(message: ModelInferRequest, onAdmitted: (admitted: Admitted) => void): InferAnswer | Promise<InferAnswer>;
   countRequest(model: string, ok: boolean): void;
   /** once, with the stream's final code */
   ended(code: Status): void;
@@ -140,12 +141,25 @@ export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>,
     }
     // held while the request works, so that a stream that stops drops its queued work
     let admitted: Admitted | null = null;
-    const outcome: Promise<Outcome> = deps.infer(message, (a) => working.add((admitted = a))).then(
-      (answer) => ({ answer }),
-      (err: unknown) => ({ failure: err instanceof InferFailure ? err : new InferFailure(grpcStatus(serviceError('internal')), message.id) }),
-    ).finally(() => admitted !== null && working.delete(admitted));
+    const failed = (err: unknown): Outcome => ({ failure: err instanceof InferFailure ? err : new InferFailure(grpcStatus(serviceError('internal')), message.id) });
+    let started: InferAnswer | Promise<InferAnswer> | Outcome;
+    try {
+      started = deps.infer(message, (a) => working.add((admitted = a)));
+    } catch (err) {
+      started = failed(err);
+    }
+    let outcome: Outcome | Promise<Outcome>;
+    if (started instanceof Promise) {
+      outcome = started.then((answer) => ({ answer }), failed).finally(() => admitted !== null && working.delete(admitted));
+    } else {
+      if (admitted !== null) working.delete(admitted);
+      outcome = 'response' in started ? { answer: started } : started;
+      // computed here and now with nothing read before it still to write: written at once, no promise
+      if (computing === 1) return write(message, outcome);
+    }
     // each answer waits for the ones before it
-    tail = tail.then(() => outcome).then((result) => write(message, result));
+    const settled = outcome;
+    tail = tail.then(() => settled).then((result) => write(message, result));
   });
   call.on('end', () => {
     // a client's cancel also ends the input, and 'cancelled' comes after: a half-close only if not
