@@ -11,7 +11,10 @@ import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { ChannelTask, Region } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { producedOutputs, type ChannelRequest } from './checked-request.js';
-import { COST, openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
+import { COST, openJobSlab, outputStorage, placement, placeValues, regionOf, tensorAt, type Job } from './job.js';
+
+/** the regions of a channel job's slab, in this order (openJobSlab's plan) */
+const PLAN = { cancel: 0, x: 1, partials: 2, shift: 3, factor: 4, bias: 5, prepared: 6, mean: 7, rstd: 8, runningMean: 9, runningVar: 10 } as const;
 
 const f64 = (r: Region) => new Float64Array(r.memory, r.byteOffset, r.length);
 
@@ -42,23 +45,26 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
   const hasMean = req.stats.includes('mean');
   const hasRstd = req.stats.includes('rstd');
   const phases = req.training ? 2 : 1;
-  const { slab, region, at, y, direct } = openJobSlab(slabs, [
-    ['cancel', 4 * maxTasks * phases],
-    ['x', 'inPlace' in inputPlace ? 0 : DTYPES[valueType].itemsize * size],
-    ['partials', req.training ? 8 * partialsLength(geometry) : 0],
-    ['shift', 8 * C], ['factor', 8 * C], ['bias', 8 * C], ['prepared', simdApply ? preparedChannelBytes(C) : 0],
-    ['mean', hasMean ? 4 * C : 0], ['rstd', hasRstd ? 4 * C : 0],
-    ['runningMean', statBytes(req.runningMean)], ['runningVar', statBytes(req.runningVar)],
+  // sizes in the order of PLAN
+  const laid = openJobSlab(slabs, [
+    4 * maxTasks * phases,
+    'inPlace' in inputPlace ? 0 : DTYPES[valueType].itemsize * size,
+    req.training ? 8 * partialsLength(geometry) : 0,
+    8 * C, 8 * C, 8 * C, simdApply ? preparedChannelBytes(C) : 0,
+    hasMean ? 4 * C : 0, hasRstd ? 4 * C : 0,
+    statBytes(req.runningMean), statBytes(req.runningVar),
   ], prefix, size, size * DTYPES[req.outDtype].itemsize);
+  const { slab, y, direct } = laid;
   const { memory } = slab;
-  const cancel = region('cancel', maxTasks * phases);
-  const [x, xSource] = placeValues(inputPlace, () => region('x', size), valueType);
-  const shift = region('shift', C);
-  const factor = region('factor', C);
-  const bias = region('bias', C);
-  const prepared = simdApply ? at('prepared') : null;
-  const mean = hasMean ? region('mean', C) : null;
-  const rstd = hasRstd ? region('rstd', C) : null;
+  const region = (i: number, length: number) => regionOf(laid, i, length);
+  const cancel = region(PLAN.cancel, maxTasks * phases);
+  const [x, xSource] = placeValues(inputPlace, () => region(PLAN.x, size), valueType);
+  const shift = region(PLAN.shift, C);
+  const factor = region(PLAN.factor, C);
+  const bias = region(PLAN.bias, C);
+  const prepared = simdApply ? laid.offsets[PLAN.prepared] : null;
+  const mean = hasMean ? region(PLAN.mean, C) : null;
+  const rstd = hasRstd ? region(PLAN.rstd, C) : null;
   f64(bias).set(channelValues(req.bias, C, 0));
   const gamma = channelValues(req.weight, C, 1);
 
@@ -77,7 +83,7 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
     }
     if (prepared !== null) prepareChannelsF32(shiftView, factorView, f64(bias), new Float32Array(memory, prepared, preparedChannelBytes(C) / 4));
   };
-  const partials = region('partials', req.training ? partialsLength(geometry) : 0);
+  const partials = region(PLAN.partials, req.training ? partialsLength(geometry) : 0);
   const template = (kind: ChannelTask['kind'], source: Region | null): ChannelTask => ({
     kind, tileStart: 0, tileEnd: geometry.tiles, geometry,
     inputDtype: input.dtype, outDtype: req.outDtype,
@@ -98,7 +104,7 @@ export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, max
     direct,
   };
   const runningOut: [string, TensorIn, Region][] = updates
-    ? [['running_mean', req.runningMean!, region('runningMean', C)], ['running_var', req.runningVar!, region('runningVar', C)]]
+    ? [['running_mean', req.runningMean!, region(PLAN.runningMean, C)], ['running_var', req.runningVar!, region(PLAN.runningVar, C)]]
     : [];
   const tensors: Record<string, TensorOut> = { output: tensorAt(y, req.outDtype, input.shape, outputStorage(req.outDtype)) };
   for (const [name, t, r] of runningOut) tensors[name] = tensorAt(r, t.dtype, [C], outputStorage(t.dtype));

@@ -11,7 +11,10 @@ import { rowKernel } from '../kernels/row-kernels.js';
 import { constParams } from '../kernels/const-params.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
 import { producedOutputs, type RowRequest } from './checked-request.js';
-import { COST, openJobSlab, outputStorage, placement, placeValues, tensorAt, type Job } from './job.js';
+import { COST, openJobSlab, outputStorage, placement, placeValues, regionOf, tensorAt, type Job } from './job.js';
+
+/** the regions of a row job's slab, in this order (openJobSlab's plan) */
+const PLAN = { cancel: 0, prepared: 1, wide: 2, scale: 3, bias: 4, mean: 5, rstd: 6, x: 7, residual: 8 } as const;
 
 /**
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
@@ -39,25 +42,27 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
   const inputPlace = placement(req.input, valueType, useWasm && req.residual === null);
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
 
-  // sizes first, then one slab
-  const { slab, region, at, y, direct } = openJobSlab(slabs, [
-    ['cancel', 4 * maxTasks],
-    ['prepared', useWasm && kept === null ? preparedBytes(paramLength) : 0],
-    ['wide', useWasm && halfOutput ? 4 * size : 0],
-    ['scale', kept === null ? 8 * paramLength : 0],
-    ['bias', req.bias === null ? 0 : 8 * paramLength],
-    ['mean', hasMean ? 4 * statLength : 0],
-    ['rstd', hasRstd ? 4 * statLength : 0],
-    ['x', 'inPlace' in inputPlace ? 0 : valueBytes * size],
-    ['residual', residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size],
+  // sizes first (in the order of PLAN), then one slab
+  const laid = openJobSlab(slabs, [
+    4 * maxTasks,
+    useWasm && kept === null ? preparedBytes(paramLength) : 0,
+    useWasm && halfOutput ? 4 * size : 0,
+    kept === null ? 8 * paramLength : 0,
+    req.bias === null ? 0 : 8 * paramLength,
+    hasMean ? 4 * statLength : 0,
+    hasRstd ? 4 * statLength : 0,
+    'inPlace' in inputPlace ? 0 : valueBytes * size,
+    residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size,
   ], prefix, size, size * DTYPES[req.outDtype].itemsize, useWasm && !halfOutput ? answerPhase : null);
+  const { slab, y, direct } = laid;
   const { memory } = slab;
-  const [x, xSource] = placeValues(inputPlace, () => region('x', size), valueType);
-  const [residual, residualSource] = residualPlace === null ? [null, null] : placeValues(residualPlace, () => region('residual', size), valueType);
+  const region = (i: number, length: number) => regionOf(laid, i, length);
+  const [x, xSource] = placeValues(inputPlace, () => region(PLAN.x, size), valueType);
+  const [residual, residualSource] = residualPlace === null ? [null, null] : placeValues(residualPlace, () => region(PLAN.residual, size), valueType);
 
-  const scale = kept?.scale ?? region('scale', paramLength);
-  const bias = req.bias === null ? null : region('bias', paramLength);
-  const prepared = kept?.prepared ?? (useWasm ? at('prepared') : null);
+  const scale = kept?.scale ?? region(PLAN.scale, paramLength);
+  const bias = req.bias === null ? null : region(PLAN.bias, paramLength);
+  const prepared = kept?.prepared ?? (useWasm ? laid.offsets[PLAN.prepared] : null);
   if (paramLength > 0 && kept === null) {
     if (bias !== null && req.bias !== null) writeValues(req.bias, new Float64Array(memory, bias.byteOffset, bias.length));
     if (req.weight === null && prepared !== null) {
@@ -76,8 +81,8 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
     }
   }
 
-  const mean = hasMean ? region('mean', statLength) : null;
-  const rstd = hasRstd ? region('rstd', statLength) : null;
+  const mean = hasMean ? region(PLAN.mean, statLength) : null;
+  const rstd = hasRstd ? region(PLAN.rstd, statLength) : null;
   const task: RowTask = {
     kind: 'rows',
     params: req.params, n: req.n,
@@ -85,10 +90,10 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
     inputDtype: req.input.dtype, outDtype: req.outDtype,
     eps: req.eps, epsOutside: req.epsOutside,
     x, xSource, residual, residualSource, y, scale, bias, mean, rstd,
-    cancel: region('cancel', maxTasks),
+    cancel: region(PLAN.cancel, maxTasks),
     slot: 0,
     prepared,
-    wide: useWasm && halfOutput ? region('wide', size) : null,
+    wide: useWasm && halfOutput ? region(PLAN.wide, size) : null,
     fault: null,
   };
   const tensors: Record<string, TensorOut> = { output: tensorAt(y, req.outDtype, req.input.shape, outputStorage(req.outDtype)) };

@@ -7,7 +7,7 @@ import type { Cancellation } from '../engine/cancellation.js';
 import type { Lease } from '../memory/lease.js';
 import type { Slab, TensorMemory } from '../memory/tensor-memory.js';
 import type { NonFinite, NumberSource, Region, TextTask } from '../pool/protocol.js';
-import { COST, openJobSlab } from './job.js';
+import { COST, openJobSlab, regionOf } from './job.js';
 import { jobsDone, runJobs, type RunContext, type Runnable } from './run.js';
 
 export interface NumberList {
@@ -61,13 +61,14 @@ export function writeAnswerText(parts: AnswerPart[], ctx: TextContext, req: { le
 function textJob(list: NumberList, slabs: TensorMemory, maxTasks: number): TextJob {
   const count = list.numbers.length;
   const blocks = Math.ceil(count / BLOCK_VALUES);
-  const plan: [string, number][] = [['cancel', 4 * maxTasks], ['spans', 8 * blocks], ['text', count * MAX_NUMBER_CHARS]];
-  const { slab, region } = openJobSlab(slabs, plan, null, 0, 0);
-  const text = region('text', count * MAX_NUMBER_CHARS);
-  const spans = region('spans', 2 * blocks);
+  // the cancel flags, the spans, the text
+  const laid = openJobSlab(slabs, [4 * maxTasks, 8 * blocks, count * MAX_NUMBER_CHARS], null, 0, 0);
+  const { slab } = laid;
+  const text = regionOf(laid, 2, count * MAX_NUMBER_CHARS);
+  const spans = regionOf(laid, 1, 2 * blocks);
   const task: TextTask = {
     kind: 'text', blockStart: 0, blockEnd: blocks, blockValues: BLOCK_VALUES, values: list.numbers, nonFinite: list.nonFinite,
-    text, spans, cancel: region('cancel', maxTasks), slot: 0, fault: null,
+    text, spans, cancel: regionOf(laid, 0, maxTasks), slot: 0, fault: null,
   };
   return { slab, text, spans, blocks, phases: [{ task, units: blocks, elementsPerUnit: BLOCK_VALUES, cost: COST.text }], afterPhase: null };
 }

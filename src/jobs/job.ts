@@ -44,17 +44,6 @@ const ALIGN = 8; // every region starts where a Float64Array may
 
 export const align = (bytes: number) => Math.ceil(bytes / ALIGN) * ALIGN;
 
-/** byte offsets of named regions laid out one after another, each aligned, and their total */
-export function layOut(plan: [string, number][]): { offsets: Record<string, number>; end: number } {
-  const offsets: Record<string, number> = {};
-  let cursor = 0;
-  for (const [name, bytes] of plan) {
-    offsets[name] = cursor;
-    cursor += align(bytes);
-  }
-  return { offsets, end: cursor };
-}
-
 /** a result tensor at `region`, stored as the kernels write `dtype` */
 export function tensorAt(region: Region, dtype: Dtype, shape: number[], storage: TensorOut['storage']): TensorOut {
   return { dtype, shape, storage, memory: region.memory, byteOffset: region.byteOffset, length: region.length };
@@ -67,36 +56,48 @@ export function outputStorage(dtype: Dtype): TensorOut['storage'] {
 
 export interface JobSlab {
   slab: Slab;
-  /** the named region of the plan, as `length` elements */
-  region(name: string, length: number): Region;
-  /** byte offset of the named region in the shared memory */
-  at(name: string): number;
+  /** each planned region's byte offset in the shared memory, in plan order */
+  offsets: number[];
   y: Region;
   direct: Job['direct'];
 }
 
+/** planned region `i` of a job's slab, as `length` elements */
+export function regionOf(job: JobSlab, i: number, length: number): Region {
+  return { memory: job.slab.memory, byteOffset: job.offsets[i], length };
+}
+
 /**
- * one slab for a job: the plan's regions (the first, `cancel`, cleared: slabs are reused), then y,
- * aligned, with the answer's `prefix` (if any) right before it so both go out as one run of bytes.
- * `phase`, when not null, places the answer's first byte at that offset mod 8 instead, y wherever it
- * then falls (only for y written by the SIMD kernels, which store at any alignment)
+ * one slab for a job: the planned regions (`sizes`, in bytes, in order; the first is the cancel flags,
+ * cleared: slabs are reused) one after another, each aligned, then y, aligned, with the answer's
+ * `prefix` (if any) right before it so both go out as one run of bytes. `phase`, when not null,
+ * places the answer's first byte at that offset mod 8 instead, y wherever it then falls (only for y
+ * written by the SIMD kernels, which store at any alignment). `sizes` becomes the offsets: a plan is
+ * one array of numbers, made and used once per job (an array of named pairs and a record of offsets
+ * cost ~0.5 µs a small request)
  */
 export function openJobSlab(
-  slabs: TensorMemory, plan: [string, number][], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null,
+  slabs: TensorMemory, sizes: number[], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null,
 ): JobSlab {
-  const { offsets, end } = layOut(plan);
+  const cancelBytes = sizes[0];
+  let end = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    const bytes = sizes[i];
+    sizes[i] = end;
+    end += align(bytes);
+  }
   const prefixLength = prefix?.length ?? 0;
   // slabs start at a multiple of 8 (the allocator's granule), as `end` is
   const prefixStart = phase === null || prefix === null ? end + align(prefixLength) - prefixLength : end + phase;
   const yOffset = prefixStart + prefixLength;
   const slab = slabs.acquire(yOffset + yBytes);
   const { memory, offset: base } = slab;
-  new Int32Array(memory, base + offsets.cancel, plan[0][1] / 4).fill(0);
+  for (let i = 0; i < sizes.length; i++) sizes[i] += base;
+  new Int32Array(memory, sizes[0], cancelBytes / 4).fill(0);
   if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
   return {
     slab,
-    region: (name, length) => ({ memory, byteOffset: base + offsets[name], length }),
-    at: (name) => base + offsets[name],
+    offsets: sizes,
     y: { memory, byteOffset: base + yOffset, length: yLength },
     direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
   };

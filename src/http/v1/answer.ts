@@ -13,8 +13,14 @@ import type { AnswerFormat } from '../../jobs/pipeline.js';
 
 const RESULTS = Buffer.concat([mapHeader(1), keyBytes('results')]);
 
+/** one format per encoding, single and batch: made once, not per request */
+const formats: Partial<Record<Encoding, [single: AnswerFormat, batch: AnswerFormat]>> = {};
+
 export function v1Answer(encoding: Encoding, batch: boolean): AnswerFormat {
-  return { prefix: (req) => directPrefix(req, encoding, batch), encode: (jobs) => encodeResponse(jobs, encoding, batch) };
+  const made = (formats[encoding] ??= [false, true].map((b): AnswerFormat => ({
+    prefix: (req) => directPrefix(req, encoding, b), encode: (jobs) => encodeResponse(jobs, encoding, b),
+  })) as [AnswerFormat, AnswerFormat]);
+  return made[batch ? 1 : 0];
 }
 
 /** the msgpack bytes before the output when the answer can be sent straight from memory, else null */
