@@ -35,5 +35,9 @@ export async function interleave<F>(runs: Array<SlicedRun<F>>, rounds: number): 
   return out;
 }
 
-/** slices per server for a window of `duration` seconds each */
-export const roundsFor = (duration: number) => Math.max(1, Math.round(duration / SLICE_SECONDS));
+/**
+ * slices per server for a run of `duration` seconds: twice the seconds of a closed-loop window, as
+ * a server's cost at a fixed rate wanders by a third from one second to the next here (the same
+ * process, same rate, minutes apart: 0.086 and 0.120 ms a request) and the mean of more seconds holds
+ */
+export const roundsFor = (duration: number) => Math.max(1, Math.round((2 * duration) / SLICE_SECONDS));

@@ -8,8 +8,8 @@ const HELP = `npm run load -- [options]
                      rmsnorm/mixed's small requests alone and beside large JSON answers, 6 gRPC
                      scenarios × the service and the gRPC floor, then 8 equal-rate runs × the
                      three, 2 of the service at LOG_LEVEL=info beside it at warn and 5 gRPC
-                     ones × the two and /v2 HTTP ≈ 12 min); an equal-rate run takes its
-                     servers' windows side by side in 1 s slices
+                     ones × the two and /v2 HTTP ≈ 15 min); an equal-rate run takes its
+                     servers' windows side by side in 1 s slices, 2 × duration of them each
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16

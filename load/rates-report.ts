@@ -93,7 +93,7 @@ export function rateSection(load: LoadResults): string {
     '## CPU per request at equal offered rates (issue 24)',
     '',
     'Same run, after the saturated scenarios. Each row sends one scenario\'s requests to the service, the echo and the floor at the same offered rate, ' +
-      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second, ` +
+      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second (twice the run's duration of them each), ` +
       'the servers in turn (A B C, B C A, C A B, …), so a drift of this shared machine falls on all three alike (`load/interleave.ts`). ' +
       `*CPU ms/req* is the server process's user+system time over its slices ÷ its answers in them, *×echo*, *×floor* the service's ÷ theirs at that rate. ` +
       '*Saturated* is each server\'s req/s and CPU in the closed-loop run of the same scenario above: the rate must be below all three; where it is not, the figure is in bold and the row judges nothing. ' +

@@ -193,7 +193,7 @@ export async function writeReport(dir: string): Promise<void> {
   ];
   if (m) parts.push(`Machine: ${m.nproc} CPUs (\`nproc\`), ${m.cpuModel}, ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}.`, '');
   parts.push(
-    'Commands: `npm run load` (about twelve minutes; `npm run load -- --help` for `--url`, `--duration`, `--connections`, `--only`, …), ' +
+    'Commands: `npm run load` (about fifteen minutes; `npm run load -- --help` for `--url`, `--duration`, `--connections`, `--only`, …), ' +
       '`npm run bench`, and `node dist-load/report.js` to rewrite this page from `results.json` and `bench.json`. ' +
       'CI runs both in short mode (`test/load/instruments.test.ts`), which proves they work and times nothing.',
     '',
