@@ -63,13 +63,18 @@ converged() {
 }
 
 # lb_story LB SINCE: what HAProxy saw since SINCE (epoch seconds), for a step that failed: its
-# servers going DOWN and UP (with the check's reason), and its 5xx answers counted by backend/server
+# servers going DOWN and UP (with the check's reason), the app's containers turning unhealthy, killed
+# and started (swarm replaces an unhealthy task), and HAProxy's 5xx answers counted by backend/server
 # and termination state (a server's own 503 ends "----"; HAProxy's, with no server left, "SC--")
 lb_story() {
   local logs
   logs=$($DOCKER logs --timestamps --since "$2" "$1" 2>&1)
   echo "HAProxy's servers since the load started (DOWN/UP, with the reason):" >&2
   printf '%s\n' "$logs" | grep -E 'is (DOWN|UP)|going DOWN' | grep -v '^[^ ]* Server ' | cut -c1-260 | tail -40 >&2
+  echo "the app's containers since the load started (Docker's events: health, kill, start):" >&2
+  $DOCKER events --since "$2" --until "$(date +%s)" --filter "label=com.docker.swarm.service.name=${STACK}_app" \
+    --filter event=health_status --filter event=kill --filter event=start \
+    --format '{{.Time}} {{.Action}} {{.Actor.Attributes.name}}' 2>&1 | grep -v ': healthy' | tail -40 >&2
   echo "HAProxy's 5xx answers by backend/server, status and termination state:" >&2
   printf '%s\n' "$logs" | awk '$7 ~ /^5[0-9][0-9]$/ { n[$5 " " $7 " " $11]++ } END { for (k in n) print "  " n[k] " x " k }' | sort -rn >&2
 }
@@ -107,7 +112,7 @@ start_load() {
 # stops the load (SIGTERM: autocannon stops and reports), then the hog; fails the step on any
 # failed request
 stop_load() {
-  local what=$1 converge=$2 rc=0 grpc_rc=0 figures retried grpc_met
+  local what=$1 converge=$2 rc=0 grpc_rc=0 figures retried grpc_met unhealthy
   sleep 2 # and goes on a little after the convergence
   kill -TERM "$swarm_load_pid" 2>/dev/null || true # already ended on its own: its figures say why
   kill -TERM "$swarm_grpc_pid" 2>/dev/null || true
@@ -127,8 +132,11 @@ stop_load() {
   retried=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -cE '/\+?[1-9][0-9]* [0-9]+/[0-9]+ "POST /v1/' || true)
   # gRPC calls that met an error at HAProxy (a dead replica's streams); the client made them good
   grpc_met=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -c 'inference.GRPCInferenceService/' || true)
+  # replicas that Docker's health check found unhealthy (swarm replaces them): a busy replica should never be
+  unhealthy=$($DOCKER events --since "$load_since" --until "$(date +%s)" --filter "label=com.docker.swarm.service.name=${STACK}_app" \
+    --filter event=health_status --format '{{.Action}}' 2>/dev/null | grep -c 'unhealthy' || true)
   [ "$rc" -eq 0 ] || { $DOCKER service logs --tail 20 "${STACK}_lb" 2>&1 | cut -c1-220 >&2; fail "$what: failed requests: $figures"; }
-  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $hog_figures"
+  pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $unhealthy tasks turned unhealthy; $hog_figures"
 }
 
 swarm_test() {
