@@ -6,7 +6,7 @@ import { scrapeLoopDelay } from './event-loop.js';
 import { runGrpcLoad, type GrpcLoadResult, type GrpcMode } from './grpc-load.js';
 import type { GrpcSample, GrpcScenario } from './grpc-scenarios.js';
 import { MIN_OK, percentile, settle } from './measure.js';
-import type { Options } from './options.js';
+import { fixedAmount, type Options } from './options.js';
 import { cpuSeconds } from './processes.js';
 import type { SlicedRun } from './interleave.js';
 import type { GrpcSide, PacedFigures, RunFigures } from './results.js';
@@ -71,7 +71,7 @@ export async function spotCheckGrpc(e: GrpcEndpoint, mode: GrpcMode, samples: Gr
 
 /** warm-up, then the measured window straight after it, closed loop */
 export async function measureGrpc(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options): Promise<RunFigures> {
-  const fixed = o.short && o.duration === 0;
+  const fixed = fixedAmount(o);
   const t = tally();
   if (o.warmup > 0) await loadOf(e, s, samples, o, null)({ durationMs: o.warmup * 1000 });
   if (e.base !== null) await scrapeLoopDelay(e.base); // starts the window's histogram afresh
@@ -88,7 +88,7 @@ export async function measureGrpc(e: GrpcEndpoint, s: GrpcScenario, samples: Grp
  * measure.ts's pacedRun for HTTP; achieved: what was answered within the slices
  */
 export function grpcPacedRun(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number): SlicedRun<PacedFigures> {
-  const fixed = o.short && o.duration === 0;
+  const fixed = fixedAmount(o);
   const t = tally();
   const load = loadOf(e, s, samples, o, rate);
   return {
@@ -134,7 +134,7 @@ async function closeRun(
 ): Promise<{ figures: RunFigures; windowAnswers: number }> {
   const c = t.c;
   const eventLoop = e.base === null ? null : await scrapeLoopDelay(e.base);
-  if (!(o.short && o.duration === 0)) await settle(e.pid);
+  if (!fixedAmount(o)) await settle(e.pid);
   const failures = await spotCheckGrpc(e, s.mode, samples, o);
   if (Object.keys(c.statuses).length > 0) process.stdout.write(`load: ${s.id} ${e.target}: calls ended with grpc-status ${JSON.stringify(c.statuses)}\n`);
   const sorted = c.latencies.sort((a, b) => a - b);

@@ -5,7 +5,7 @@ import { grpcPacedRun, measureGrpc, type GrpcEndpoint } from './grpc-measure.js'
 import { makeGrpcSample, type GrpcRateScenario, type GrpcSample, type GrpcScenario } from './grpc-scenarios.js';
 import { interleave, roundsFor } from './interleave.js';
 import { pacedRun, ratioOf, type Endpoint } from './measure.js';
-import type { Options } from './options.js';
+import { fixedAmount, type Options } from './options.js';
 import { ACHIEVED_TOLERANCE, type GrpcFigures, type GrpcRateFigures, type GrpcSide, type PacedFigures, type RunFigures, type ScenarioFigures } from './results.js';
 import { scenarios, type Sample, type Scenario } from './scenarios.js';
 
@@ -63,7 +63,7 @@ export async function measureGrpcRates(
 ): Promise<GrpcRateFigures[]> {
   const out: GrpcRateFigures[] = [];
   // a short run sends a fixed few requests in one go: neither its rates nor its saturation say anything
-  const judged = !(o.short && o.duration === 0);
+  const judged = !fixedAmount(o);
   const rounds = judged ? roundsFor(o.duration) : 1;
   for (const r of list) {
     const s = r.scenario;

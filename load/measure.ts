@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import autocannon, { type Instance } from 'autocannon';
 import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
-import type { Options } from './options.js';
+import { fixedAmount, type Options } from './options.js';
 import { cpuSeconds } from './processes.js';
 import type { SlicedRun } from './interleave.js';
 import type { PacedFigures, Ratio, RunFigures } from './results.js';
@@ -159,7 +159,7 @@ function figuresOf(
 export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Options, how: How = {}): Promise<RunFigures> {
   const url = `${e.base}${s.path}`;
   const sample = samples[0];
-  const fixed = o.short && o.duration === 0;
+  const fixed = fixedAmount(o);
   const beside = how.beside ?? null;
   if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
   await beside?.ready();
@@ -190,7 +190,7 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
  */
 export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options, rate: number): SlicedRun<PacedFigures> {
   const url = `${e.base}${s.path}`;
-  const fixed = o.short && o.duration === 0;
+  const fixed = fixedAmount(o);
   const c = emptyCannon();
   let genSeconds = 0;
   return {

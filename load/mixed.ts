@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BackgroundArgs, Command, Counts, Report } from './background-load.js';
 import { measure, spotCheck, type Beside, type Endpoint } from './measure.js';
-import type { Options } from './options.js';
+import { fixedAmount, type Options } from './options.js';
 import type { MixedFigures } from './results.js';
 import { makeSample, type Sample, type Scenario } from './scenarios.js';
 
@@ -62,7 +62,7 @@ function startBackground(url: string, bg: Scenario, o: Options, fixed: boolean):
 
 export async function measureMixed(service: Endpoint, s: Scenario, samples: Sample[], o: Options): Promise<MixedFigures> {
   const bg = s.beside!;
-  const fixed = o.short && o.duration === 0;
+  const fixed = fixedAmount(o);
   const alone = await measure(service, s, samples, o);
   const bgUrl = `${service.base}${bg.path}`;
   const background = startBackground(bgUrl, bg, o, fixed);

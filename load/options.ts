@@ -42,6 +42,11 @@ export interface Options {
   workers: string | null; node: string; startFlags: boolean; serviceDist: string | null; out: string;
 }
 
+/** --short without --duration: each run sends a fixed small number of requests, not timed windows */
+export function fixedAmount(o: Pick<Options, 'short' | 'duration'>): boolean {
+  return o.short && o.duration === 0;
+}
+
 export function options(root: string): Options {
   const { values } = parseArgs({
     options: {

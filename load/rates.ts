@@ -6,7 +6,7 @@
 // Ids `rmsnorm/small@2000`, `rmsnorm/small@2000/info`: `--only @` picks them all.
 import { interleave, roundsFor } from './interleave.js';
 import { measure, pacedRun, type Endpoint } from './measure.js';
-import type { Options } from './options.js';
+import { fixedAmount, type Options } from './options.js';
 import { ACHIEVED_TOLERANCE, type InfoSaturatedFigures, type PacedFigures, type RateFigures, type RunFigures, type ScenarioFigures, type Side } from './results.js';
 import { scenarios, type Sample, type Scenario } from './scenarios.js';
 
@@ -64,7 +64,7 @@ export async function measureRates(
 ): Promise<RateRuns> {
   const rates: RateFigures[] = [];
   const infoSaturated: InfoSaturatedFigures[] = [];
-  const rounds = o.short && o.duration === 0 ? 1 : roundsFor(o.duration);
+  const rounds = fixedAmount(o) ? 1 : roundsFor(o.duration);
   for (const r of list) {
     const s = r.scenario;
     const samples = samplesOf(s);
@@ -103,7 +103,7 @@ function figuresOf(r: RateScenario, got: Map<Side, PacedFigures>, saturated: Rec
   const cpu = (a: RunFigures | null, b: RunFigures | null) =>
     (a?.serverCpuPerReq ?? null) === null || (b?.serverCpuPerReq ?? null) === null ? null : a!.serverCpuPerReq! / b!.serverCpuPerReq!;
   // a short run sends a fixed few requests in one burst: neither its rates nor its saturation say anything
-  const judged = !(o.short && o.duration === 0);
+  const judged = !fixedAmount(o);
   return {
     id: r.id, scenario: r.scenario.id, label: r.scenario.label, path: r.scenario.path, connections: o.connections ?? r.scenario.connections,
     rate: r.rate, logLevel: r.logLevel, service, echo, floor, saturated,

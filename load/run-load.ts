@@ -14,7 +14,7 @@ import { grpcPlan } from './grpc-scenarios.js';
 import { commandLine, machine } from './machine.js';
 import { measure, ratioOf, SETTLE_MAX_MS, type Endpoint } from './measure.js';
 import { measureMixed } from './mixed.js';
-import { options } from './options.js';
+import { fixedAmount, options } from './options.js';
 import { killAll, spawnServer, type Spawned } from './processes.js';
 import { rateTable } from './rates-report.js';
 import { measureRates, rateScenarios } from './rates.js';
@@ -67,7 +67,7 @@ async function main(): Promise<number> {
     process.stdout.write(`load: ${r.id} is judged against ${r.scenario.id}'s saturated rates in the same run: added\n`);
   }
   // a guard against a hang, not a schedule: every run at its longest, plus start-up
-  const perRun = o.short && o.duration === 0 ? 5 : o.warmup + 3 * o.duration + SETTLE_MAX_MS / 1000 + 10;
+  const perRun = fixedAmount(o) ? 5 : o.warmup + 3 * o.duration + SETTLE_MAX_MS / 1000 + 10;
   const budgetMs = ((list.length + rates.length + grpc.scenarios.length + grpc.rates.length) * 2 * perRun + 120) * 1000;
   setTimeout(() => {
     process.stderr.write(`load: over its ${Math.round(budgetMs / 1000)} s budget; stopping\n`);
@@ -114,7 +114,7 @@ async function main(): Promise<number> {
       echo = { target: 'echo', base: ech.base, pid: ech.pid };
       floor = { target: 'floor', base: flo.base, pid: flo.pid };
     }
-    const how = o.short && o.duration === 0 ? 'short: a fixed number of requests per run' : `${o.duration} s per run after ${o.warmup} s warm-up`;
+    const how = fixedAmount(o) ? 'short: a fixed number of requests per run' : `${o.duration} s per run after ${o.warmup} s warm-up`;
     const servers = o.url === null ? `; servers on node ${o.node}${o.startFlags ? '' : ' without the start-up flags'}` : '';
     const grpcAt = grpcServers === null ? '' : `, gRPC ${grpcServers.service.address}, gRPC floor ${grpcServers.floor?.address}`;
     process.stdout.write(`load: ${list.length} scenarios, ${grpc.scenarios.length} gRPC, and ${rates.length + grpc.rates.length} at equal rates, ${o.connections ?? 'per-scenario'} connections, ${how}${servers}; service ${service.base}${echo ? `, echo ${echo.base}` : ''}${floor ? `, floor ${floor.base}` : ''}${grpcAt}\n`);
@@ -164,7 +164,7 @@ async function main(): Promise<number> {
       kind: 'load', date: new Date().toISOString(), command: commandLine('dist-load/run-load.js'), machine: machine(),
       loadAverage: { start: loadAtStart, end: loadavg()[0] },
       options: {
-        short: o.short, duration: o.short && o.duration === 0 ? null : o.duration, warmup: o.warmup, connections: o.connections,
+        short: o.short, duration: fixedAmount(o) ? null : o.duration, warmup: o.warmup, connections: o.connections,
         url: o.url, echoUrl: o.echoUrl, floorUrl: o.floorUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
         node: o.url === null ? o.node : undefined, startFlags: o.url === null ? o.startFlags : undefined,
         serviceDist: o.serviceDist ?? undefined,

@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   logged, parseMetrics, sampleValue, startServer, waitFor, type Sample, type ServerProcess,
 } from '../service/helpers.js';
-import { cpuSeconds, startHogs, type Hogs } from './hogs.js';
+import { cpuSeconds } from '../../load/processes.js';
+import { startHogs, type Hogs } from './hogs.js';
 import { answerChecker, Client, MEDIUM_RMSNORM, MIX, SMALL_LAYERNORM, SMALL_RMSNORM } from './mix.js';
 
 const HOGS = 2 * availableParallelism();

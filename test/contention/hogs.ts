@@ -2,24 +2,16 @@
 // neighbours of a shared host. Started once each has said it spins; stopped by their PIDs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { cpuSeconds } from '../../load/processes.js';
 
 const SPIN = "process.stdout.write('spinning\\n'); for (;;);";
 
 export interface Hogs {
   pids: number[];
-  /** user + system CPU seconds all hogs have used so far (/proc/<pid>/stat) */
+  /** CPU seconds all hogs have used so far (load/processes.ts's cpuSeconds) */
   cpuSeconds(): number;
   /** SIGKILL to each by its PID; safe to call twice */
   kill(): void;
-}
-
-/** user + system CPU seconds of a process, from /proc/<pid>/stat (clock ticks of 1/100 s) */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // fields after the command, which may hold spaces, in parentheses: utime and stime are 14 and 15
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 export async function startHogs(count: number): Promise<Hogs> {
