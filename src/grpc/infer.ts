@@ -51,7 +51,9 @@ export interface InferContext {
   fault: TaskFault | null;
   /** the answer goes on a stream: framed as a ModelStreamInferResponse */
   stream: boolean;
-  /** called with the request's admission once it has one: the caller ends it if the call goes away */
+  /** called with the request's admission when its answer is to come later (its work waits for the pool):
+   *  the caller ends it if the call goes away. An answer computed inline has nothing left to drop, and
+   *  a listener for that costs: grpc-js emits 'cancelled' at the end of every unary call */
   admitted(admitted: Admitted): void;
 }
 
@@ -79,7 +81,6 @@ export function infer(ctx: InferContext, message: ModelInferRequest): InferAnswe
     const validate = ctx.validators[model.op];
     if (!validate(read.infer.body)) throw validationError(validate.errors as AjvError[]);
     admitted = engine.admission.admit(ctx.timeoutMs);
-    ctx.admitted(admitted);
     admitted.startWork();
     if (read.infer.timeoutMs !== null) admitted.cancellation.shortenTo(read.infer.timeoutMs);
     placeInputs(read, engine.slabs, lease);
@@ -123,7 +124,9 @@ export function infer(ctx: InferContext, message: ModelInferRequest): InferAnswe
       timings.decode += decodeMs; // the message's decode counts too (the pipeline made this object)
       return { response: payload as Buffer, timings, release };
     };
-    return result instanceof Promise ? result.then(answered, failed) : answered(result);
+    if (!(result instanceof Promise)) return answered(result);
+    ctx.admitted(done);
+    return result.then(answered, failed);
   } catch (err) {
     return failed(err);
   }
