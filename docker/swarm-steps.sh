@@ -72,11 +72,18 @@ lb_story() {
   echo "HAProxy's servers since the load started (DOWN/UP, with the reason):" >&2
   printf '%s\n' "$logs" | grep -E 'is (DOWN|UP)|going DOWN' | grep -v '^[^ ]* Server ' | cut -c1-260 | tail -40 >&2
   echo "the app's containers since the load started (Docker's events: health, kill, start):" >&2
-  $DOCKER events --since "$2" --until "$(date +%s)" --filter "label=com.docker.swarm.service.name=${STACK}_app" \
-    --filter event=health_status --filter event=kill --filter event=start \
-    --format '{{.Time}} {{.Action}} {{.Actor.Attributes.name}}' 2>&1 | grep -v ': healthy' | tail -40 >&2
+  app_events "$2" --filter event=health_status --filter event=kill --filter event=start 2>&1 | grep -v ': healthy' | tail -40 >&2
   echo "HAProxy's 5xx answers by backend/server, status and termination state:" >&2
   printf '%s\n' "$logs" | awk '$7 ~ /^5[0-9][0-9]$/ { n[$5 " " $7 " " $11]++ } END { for (k in n) print "  " n[k] " x " k }' | sort -rn >&2
+}
+
+# app_events SINCE [FILTER...]: Docker's events for the stack's app containers since SINCE (epoch
+# seconds) until now, as "time action name" lines
+app_events() {
+  local since=$1
+  shift
+  $DOCKER events --since "$since" --until "$(date +%s)" --filter "label=com.docker.swarm.service.name=${STACK}_app" "$@" \
+    --format '{{.Time}} {{.Action}} {{.Actor.Attributes.name}}'
 }
 
 swarm_lb() { $DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_lb" | head -1; }
@@ -132,9 +139,8 @@ stop_load() {
   retried=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -cE '/\+?[1-9][0-9]* [0-9]+/[0-9]+ "POST /v1/' || true)
   # gRPC calls that met an error at HAProxy (a dead replica's streams); the client made them good
   grpc_met=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -c 'inference.GRPCInferenceService/' || true)
-  # replicas that Docker's health check found unhealthy (swarm replaces them): a busy replica should never be
-  unhealthy=$($DOCKER events --since "$load_since" --until "$(date +%s)" --filter "label=com.docker.swarm.service.name=${STACK}_app" \
-    --filter event=health_status --format '{{.Action}}' 2>/dev/null | grep -c 'unhealthy' || true)
+  # tasks Docker's health check found unhealthy, which swarm replaces: a replica that is only busy never should be
+  unhealthy=$(app_events "$load_since" --filter event=health_status 2>/dev/null | grep -c 'unhealthy' || true)
   [ "$rc" -eq 0 ] || { $DOCKER service logs --tail 20 "${STACK}_lb" 2>&1 | cut -c1-220 >&2; fail "$what: failed requests: $figures"; }
   pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $unhealthy tasks turned unhealthy; $hog_figures"
 }
