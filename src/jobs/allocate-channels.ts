@@ -7,7 +7,7 @@ import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import { tileGeometry, partialsLength } from '../kernels/channel-tiles.js';
 import { prepareChannelsF32, preparedChannelBytes } from '../kernels/channel-params.js';
 import { mergeChannel } from '../kernels/channel-stats.js';
-import type { TensorMemory } from '../memory/tensor-memory.js';
+import type { SlabSource } from '../memory/slab-carver.js';
 import type { ChannelTask, Region } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
 import { producedOutputs, type ChannelRequest } from './checked-request.js';
@@ -27,7 +27,7 @@ function channelValues(t: TensorIn | null, channels: number, fill: number): Floa
 }
 
 /** `maxTasks`: the most tasks a phase may be split into; `prefix`: as allocateRowJob's */
-export function allocateChannelJob(req: ChannelRequest, slabs: TensorMemory, maxTasks: number, prefix: Buffer | null): Job {
+export function allocateChannelJob(req: ChannelRequest, slabs: SlabSource, maxTasks: number, prefix: Buffer | null): Job {
   const { channels: C, input } = req;
   const size = input.size;
   const geometry = tileGeometry(req.outer, C, req.inner);

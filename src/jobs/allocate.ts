@@ -4,6 +4,7 @@
 // msgpack header.
 import { DTYPES, valueStorage } from '../codec/dtype.js';
 import { writeValues } from '../codec/read-tensor.js';
+import type { SlabSource } from '../memory/slab-carver.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { RowTask } from '../pool/protocol.js';
 import type { TensorOut } from '../codec/write-tensor.js';
@@ -19,9 +20,12 @@ const PLAN = { cancel: 0, prepared: 1, wide: 2, scale: 3, bias: 4, mean: 5, rstd
 /**
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
  * bytes before the output, when it is sent straight from memory, else null; `answerPhase`: where
- * such an answer should start, mod 8 (AnswerFormat), when the kernels allow
+ * such an answer should start, mod 8 (AnswerFormat), when the kernels allow; `source`: where the
+ * job's slab comes from (a batch's carver), by default `slabs` itself
  */
-export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null, answerPhase: number | null): Job {
+export function allocateRowJob(
+  req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null, answerPhase: number | null, source: SlabSource = slabs,
+): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
@@ -43,7 +47,7 @@ export function allocateRowJob(req: RowRequest, slabs: TensorMemory, maxTasks: n
   const residualPlace = req.residual === null ? null : placement(req.residual, valueType, false);
 
   // sizes first (in the order of PLAN), then one slab
-  const laid = openJobSlab(slabs, [
+  const laid = openJobSlab(source, [
     4 * maxTasks,
     useWasm && kept === null ? preparedBytes(paramLength) : 0,
     useWasm && halfOutput ? 4 * size : 0,

@@ -2,7 +2,8 @@
 import { DTYPES, type Dtype } from '../codec/dtype.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import type { TensorOut } from '../codec/write-tensor.js';
-import type { Slab, TensorMemory } from '../memory/tensor-memory.js';
+import type { SlabSource } from '../memory/slab-carver.js';
+import type { Slab } from '../memory/tensor-memory.js';
 import type { Region, Task } from '../pool/protocol.js';
 import type { CheckedRequest } from './checked-request.js';
 
@@ -77,7 +78,7 @@ export function regionOf(job: JobSlab, i: number, length: number): Region {
  * cost ~0.5 µs a small request)
  */
 export function openJobSlab(
-  slabs: TensorMemory, sizes: number[], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null,
+  slabs: SlabSource, sizes: number[], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null,
 ): JobSlab {
   const cancelBytes = sizes[0];
   let end = 0;

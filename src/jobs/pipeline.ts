@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Lease } from '../memory/lease.js';
+import { SlabCarver, type SlabSource } from '../memory/slab-carver.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { Metrics } from '../metrics.js';
 import { OPERATIONS, type OpName } from '../ops/registry.js';
@@ -73,10 +74,12 @@ export function runPipeline(engine: PipelineResources, req: PipelineRequest): Pi
   // every item is checked before any memory is taken: an invalid batch computes nothing
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
   const jobs: Job[] = [];
+  // a batch's jobs are carved from a few slabs the lease holds as they are taken; a lone job's slab
+  // is its own. Either way held at once, so a later item's 503 still gives this one back
+  const carver = checked.length > 1 ? new SlabCarver(engine.slabs, req.lease, checked.length) : null;
   for (const item of checked) {
-    const job = allocateJob(engine, item, req.answer.prefix(item), req.answer.answerPhase ?? null);
-    // held at once, so a later item's 503 still gives this one back
-    req.lease.add(job.slab);
+    const job = allocateJob(engine, item, req.answer.prefix(item), req.answer.answerPhase ?? null, carver ?? engine.slabs);
+    if (carver === null) req.lease.add(job.slab);
     jobs.push(job);
   }
   const runStarted = performance.now();
@@ -109,8 +112,8 @@ function encodeAnswer(
   return text instanceof Promise ? text.then((payload) => ({ payload, timings: timings() })) : { payload: text, timings: timings() };
 }
 
-function allocateJob(engine: PipelineResources, req: CheckedRequest, prefix: Buffer | null, answerPhase: number | null): Job {
+function allocateJob(engine: PipelineResources, req: CheckedRequest, prefix: Buffer | null, answerPhase: number | null, source: SlabSource): Job {
   return req.layout === 'rows'
-    ? allocateRowJob(req, engine.slabs, engine.pool.workers, engine.wasm, prefix, answerPhase)
-    : allocateChannelJob(req, engine.slabs, engine.pool.workers, prefix);
+    ? allocateRowJob(req, engine.slabs, engine.pool.workers, engine.wasm, prefix, answerPhase, source)
+    : allocateChannelJob(req, source, engine.pool.workers, prefix);
 }
