@@ -27,7 +27,8 @@ const unpackedRoot = protobuf.parse(
 ).root;
 const UnpackedRequest = unpackedRoot.lookupType('inference.ModelInferRequest');
 
-const text = fc.string({ maxLength: 12, unit: 'grapheme' });
+// short and long, ASCII and not: the reader decodes short ASCII text itself (grpc/wire.ts)
+const text = fc.oneof(fc.string({ maxLength: 12, unit: 'grapheme' }), fc.string({ minLength: 60, maxLength: 70, unit: 'grapheme' }), fc.string({ minLength: 60, maxLength: 70 }));
 const int64 = fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
 const parameter = fc.oneof(
   fc.boolean().map((v) => ({ bool_param: v })),
