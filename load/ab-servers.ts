@@ -4,7 +4,7 @@
 // fall on both alike. Each slice is an autocannon run at --rate; a server's CPU per answer is its
 // process's user + system time over its slices (/proc) ÷ its answers. Prints each pair's ratio, their
 // median and quartiles, and B ÷ A over all slices.
-//   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch] [--rate 3000] [--pairs 30]
+//   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch] [--rate 3000] [--pairs 30] [--log-level warn]
 // `--a`/`--b`: a build's dist folder (its server.js is started as `npm start` does), or `echo` or
 // `floor` (load/echo-server.ts, load/floor-server.ts); `--a-node-options`/`--b-node-options`: a
 // NODE_OPTIONS for that server alone (e.g. a V8 flag's before/after on one build).
@@ -20,7 +20,7 @@ const { values } = parseArgs({
     a: { type: 'string' }, b: { type: 'string' }, kind: { type: 'string', default: 'msgpack' },
     rate: { type: 'string', default: '3000' }, pairs: { type: 'string', default: '30' },
     'slice-seconds': { type: 'string', default: '1' }, connections: { type: 'string' },
-    'a-node-options': { type: 'string' }, 'b-node-options': { type: 'string' },
+    'a-node-options': { type: 'string' }, 'b-node-options': { type: 'string' }, 'log-level': { type: 'string', default: 'warn' },
   },
 });
 if (values.a === undefined || values.b === undefined) throw new Error('--a and --b: a dist folder, echo or floor each');
@@ -62,8 +62,8 @@ async function slice(server: Spawned, seconds: number): Promise<number> {
 process.on('exit', killAll);
 const nodeOptions = (given: string | undefined): Record<string, string> => (given === undefined ? {} : { NODE_OPTIONS: given });
 const servers = [
-  await spawnServer('A', scriptOf(values.a), { WORKERS: '2', LOG_LEVEL: 'warn', ...nodeOptions(values['a-node-options']) }, undefined, 'ignore'),
-  await spawnServer('B', scriptOf(values.b), { WORKERS: '2', LOG_LEVEL: 'warn', ...nodeOptions(values['b-node-options']) }, undefined, 'ignore'),
+  await spawnServer('A', scriptOf(values.a), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['a-node-options']) }, undefined, 'ignore'),
+  await spawnServer('B', scriptOf(values.b), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['b-node-options']) }, undefined, 'ignore'),
 ];
 try {
   for (const server of servers) await slice(server, 2); // warm-up

@@ -1,6 +1,6 @@
 // API.md §3: POST /v1/batch — results in order, all-or-nothing validation, 1 to 1024 items.
 import { describe, expect, it } from 'vitest';
-import { expectError, expectServerTiming, okBody, pack, postJson, postMsgpack, unpackMaps, useFreshApp } from '../helpers/http.js';
+import { expectError, expectServerTiming, okBody, pack, postJson, postMsgpack, unpack, unpackMaps, useFreshApp } from '../helpers/http.js';
 import { expectClose, reference, type NormCase } from '../helpers/reference.js';
 import { bytesOf, randomValues, valuesFromBytes, valuesOf } from '../helpers/tensors.js';
 
@@ -73,6 +73,45 @@ describe('results', () => {
     expect(results).toHaveLength(1);
     expectClose(valuesOf(results[0].output), reference({ op: 'rmsnorm', dtype: 'float32', shape: [2, 4], values: input.data }).output, 'float32');
   });
+
+  // a msgpack batch's items (carved from shared slabs, memory/slab-carver.ts), with and without an
+  // item of another kind (a float64 output, stats): each is what it would be alone
+  const alike = [
+    { op: 'rmsnorm', shape: [1, 768] },
+    { op: 'layernorm', shape: [3, 5] },
+    { op: 'rmsnorm', shape: [2, 4, 8], weight: true },
+    { op: 'layernorm', shape: [1, 33], bias: true },
+  ] as const;
+  const odd = [{}, { output_dtype: 'float64' }, { return_stats: true }] as const;
+  for (const extra of odd) {
+    it(`msgpack batch of float32 items ${Object.keys(extra).join('') || 'alone'}: each result is bit for bit the item's own answer alone, and close to float64`, async () => {
+      const items = alike.map(({ op, shape, ...params }, i) => {
+        const size = shape.reduce((a, b) => a * b, 1);
+        const n = shape[shape.length - 1];
+        const values = randomValues(300 + i, size, 3, 1);
+        const body: Record<string, unknown> = { input: { dtype: 'float32', shape, data: bytesOf('float32', values) } };
+        if ('weight' in params) body.weight = { dtype: 'float32', shape: [n], data: bytesOf('float32', randomValues(400 + i, n, 1, 1)) };
+        if ('bias' in params) body.bias = { dtype: 'float32', shape: [n], data: bytesOf('float32', randomValues(500 + i, n)) };
+        return { op, body, values, shape };
+      });
+      const requests = items.map(({ op, body }, i) => ({ op, ...body, ...(i === 2 ? extra : {}) }));
+      const res = await postMsgpack(ctx.app, '/v1/batch', { requests });
+      expect(res.statusCode).toBe(200);
+      const results = (unpack(res.rawPayload) as { results: { output: { dtype: string; shape: number[]; data: Uint8Array } }[] }).results;
+      expect(results).toHaveLength(items.length);
+      for (const [i, { op, body, values, shape }] of items.entries()) {
+        const alone = await postMsgpack(ctx.app, `/v1/${op}`, { ...body, ...(i === 2 ? extra : {}) });
+        expect(alone.statusCode).toBe(200);
+        const own = (unpack(alone.rawPayload) as { output: { dtype: string; shape: number[]; data: Uint8Array } }).output;
+        expect(results[i].output.shape).toEqual(shape);
+        expect(results[i].output.dtype).toBe(own.dtype);
+        expect(Buffer.from(results[i].output.data)).toEqual(Buffer.from(own.data));
+        if (i !== 2 && !('weight' in body) && !('bias' in body)) {
+          expectClose(valuesFromBytes('float32', results[i].output.data), reference({ op, dtype: 'float32', shape: [...shape], values }).output, 'float32');
+        }
+      }
+    });
+  }
 
   it('1024 items → 1024 results, each its own row', async () => {
     const requests = Array.from({ length: 1024 }, (_, i) => ({ op: i % 2 ? 'layernorm' : 'rmsnorm', input: { shape: [2], data: [i, 2 * i + 1] } }));
