@@ -1,6 +1,7 @@
 // npm run bench:path: what the engine costs one small request without any transport, as CPU µs per
 // call in one process (stable where socket runs on this shared machine spread by ±30 %):
 //  - pipeline: runPipeline for a 1×768 float32 rmsnorm whose /v1 msgpack answer goes out from the slab
+//  - batch pipeline: runPipeline for 64 of them as /v1/batch (msgpack) runs them
 //  - grpc infer: gRPC's infer() from a decoded ModelInferRequest to its encoded answer
 //  - batch body: msgpack decode + normalize of a /v1/batch body of 64 such items
 //  - /v1 msgpack and /v2 binary by inject: the whole HTTP path of such a request but the socket
@@ -34,13 +35,13 @@ const app = await buildApp({ workers: 1, logLevel: 'warn' });
 await app.ready();
 const { engine } = app;
 
-/** CPU µs per call of `once` over `calls` calls, after a tenth as many unmeasured */
-async function cpuPerCall(once: () => unknown): Promise<number> {
-  for (let i = 0; i < Math.ceil(calls / 10); i++) await once();
+/** CPU µs per call of `once` over `count` calls, after a tenth as many unmeasured */
+async function cpuPerCall(once: () => unknown, count = calls): Promise<number> {
+  for (let i = 0; i < Math.ceil(count / 10); i++) await once();
   const started = process.cpuUsage();
-  for (let i = 0; i < calls; i++) await once();
+  for (let i = 0; i < count; i++) await once();
   const used = process.cpuUsage(started);
-  return (used.user + used.system) / calls;
+  return (used.user + used.system) / count;
 }
 
 // the input where a body would have put it: in a slab of the shared memory
@@ -55,6 +56,15 @@ const pipeline = await cpuPerCall(() => {
   if (result instanceof Promise) throw new Error('a 1×768 request should be computed inline');
   lease.release();
 });
+
+// a batch of 64 such items, as /v1/batch runs it (msgpack); a 32nd as many calls
+const batchAnswer = v1Answer('msgpack', true);
+const batchItems = Array.from({ length: 64 }, (_, i) => ({ op: 'rmsnorm' as const, body: { input: { dtype: 'float32', shape: [1, N], data } }, path: `requests[${i}].` }));
+const batchPipeline = await cpuPerCall(async () => {
+  const lease = new Lease(engine.slabs);
+  await engine.run({ items: batchItems, fromJson: false, answer: batchAnswer, lease, cancellation, fault: null });
+  lease.release();
+}, Math.ceil(calls / 32));
 
 const service = packageDefinition['inference.GRPCInferenceService'] as unknown as Record<string, { requestSerialize(value: object): Buffer }>;
 const message = service.ModelInfer.requestSerialize({
@@ -86,6 +96,7 @@ engine.slabs.release(bodySlab);
 await app.close();
 console.log(`build: ${dist}, ${calls} calls each, CPU µs per call`);
 console.log(`pipeline (1×768 rmsnorm, /v1 msgpack answer)   ${pipeline.toFixed(2)}`);
+console.log(`batch pipeline (64 such items, msgpack)        ${batchPipeline.toFixed(2)}`);
 console.log(`grpc infer (decoded message → encoded answer)  ${grpcInfer.toFixed(2)}`);
 console.log(`batch body (decode + normalize, 64 items)      ${batch.toFixed(2)}`);
 console.log(`/v1 msgpack by inject (all but the socket)     ${v1Http.toFixed(2)}`);

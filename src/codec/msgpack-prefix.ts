@@ -15,9 +15,22 @@ const BIN32 = 0xc6;
 const heads = new KeptHeaders();
 const keys = new KeptHeaders();
 
-/** `{output: {dtype, shape, data: bin32}}` up to the data itself */
+// the last output prefix made: a batch's items, and a client's requests, mostly share one shape
+let lastOutput: { dtype: Dtype; shape: number[]; byteLength: number; prefix: Buffer } | null = null;
+
+/** `{output: {dtype, shape, data: bin32}}` up to the data itself (read only: it may be handed out again) */
 export function outputPrefix(dtype: Dtype, shape: number[], byteLength: number): Buffer {
-  return withLength(heads.getShaped('output', dtype, shape, () => headOf({ output: msgpackTensor(dtype, shape, false, EMPTY) })), byteLength);
+  const last = lastOutput;
+  if (last !== null && last.dtype === dtype && last.byteLength === byteLength && sameShape(last.shape, shape)) return last.prefix;
+  const prefix = withLength(heads.getShaped('output', dtype, shape, () => headOf({ output: msgpackTensor(dtype, shape, false, EMPTY) })), byteLength);
+  lastOutput = { dtype, shape: [...shape], byteLength, prefix };
+  return prefix;
+}
+
+function sameShape(a: number[], b: number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** a tensor's map, plain or msgpack-numpy's, up to its data (a bin32 of byteLength) */

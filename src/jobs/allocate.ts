@@ -2,7 +2,7 @@
 // where the body put it (read in place when aligned, else loaded row by row by the workers); when
 // the answer can go out straight from memory (response.ts decides), the output sits right after its
 // msgpack header.
-import { DTYPES, valueStorage } from '../codec/dtype.js';
+import { DTYPES, valueStorage, type Dtype } from '../codec/dtype.js';
 import { writeValues } from '../codec/read-tensor.js';
 import type { SlabSource } from '../memory/slab-carver.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
@@ -11,35 +11,54 @@ import type { TensorOut } from '../codec/write-tensor.js';
 import { rowKernel } from '../kernels/row-kernels.js';
 import { constParams } from '../kernels/const-params.js';
 import { preparedBytes, type WasmKernels } from '../kernels/wasm-kernels.js';
-import { producedOutputs, type RowRequest } from './checked-request.js';
+import { producedOutputs, type CheckedRequest, type RowRequest } from './checked-request.js';
 import { COST, openJobSlab, outputStorage, placement, placeValues, regionOf, tensorAt, type Job } from './job.js';
 
 /** the regions of a row job's slab, in this order (openJobSlab's plan) */
 const PLAN = { cancel: 0, prepared: 1, wide: 2, scale: 3, bias: 4, mean: 5, rstd: 6, x: 7, residual: 8 } as const;
 
+/** the parameters' length: a zero-row tensor computes nothing, and its row length may be any size,
+ *  so its scale and bias stay empty */
+function paramLengthOf(req: RowRequest): number {
+  return req.rows === 0 ? 0 : rowKernel(req.params).paramLength(req.params, req.n);
+}
+
+/** the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
+ *  narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those).
+ *  Decided from the request alone: every row of it computes the same way on any thread. */
+function usesSimd(req: RowRequest, paramLength: number): boolean {
+  return valueStorage(req.input.dtype) === 'float32' && req.outDtype !== 'float64' && paramLength > 0 && rowKernel(req.params).simdApplies(req.params, req.n);
+}
+
+const isHalf = (dtype: Dtype) => dtype === 'float16' || dtype === 'bfloat16';
+
+/** the SIMD kernels store this request's output, float32, at any byte offset: its answer may sit anywhere */
+export function outputAtAnyOffset(req: CheckedRequest): boolean {
+  return req.layout === 'rows' && !isHalf(req.outDtype) && usesSimd(req, paramLengthOf(req));
+}
+
 /**
  * `maxTasks`: the most tasks the job may be split into (one cancel flag each); `prefix`: the answer's
  * bytes before the output, when it is sent straight from memory, else null; `answerPhase`: where
  * such an answer should start, mod 8 (AnswerFormat), when the kernels allow; `source`: where the
- * job's slab comes from (a batch's carver), by default `slabs` itself
+ * job's slab comes from (a batch's carver), by default `slabs` itself; `yAt`: the output's byte
+ * offset when the caller placed it (only where outputAtAnyOffset), else null
  */
 export function allocateRowJob(
-  req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null, answerPhase: number | null, source: SlabSource = slabs,
+  req: RowRequest, slabs: TensorMemory, maxTasks: number, wasm: WasmKernels, prefix: Buffer | null, answerPhase: number | null,
+  source: SlabSource = slabs, yAt: number | null = null,
 ): Job {
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
   const kernel = rowKernel(req.params);
-  // a zero-row tensor computes nothing: its row length may be any size, so scale/bias stay empty
-  const paramLength = req.rows === 0 ? 0 : kernel.paramLength(req.params, req.n);
+  const paramLength = paramLengthOf(req);
   const statLength = req.rows;
   const hasMean = req.stats.includes('mean');
   const hasRstd = req.stats.includes('rstd');
-  // the SIMD kernels take float32 values (float16/bfloat16 are widened to them) to float32 results,
-  // narrowed afterwards for a float16/bfloat16 output (within the contract's bound for those).
-  // Decided from the request alone: every row of it computes the same way on any thread.
-  const useWasm = valueType === 'float32' && req.outDtype !== 'float64' && paramLength > 0 && kernel.simdApplies(req.params, req.n);
-  const halfOutput = req.outDtype === 'float16' || req.outDtype === 'bfloat16';
+  const useWasm = usesSimd(req, paramLength);
+  const halfOutput = isHalf(req.outDtype);
+  if (yAt !== null && !(useWasm && !halfOutput)) throw new Error('allocateRowJob: only the SIMD kernels write an output at any offset');
   // no weight and no bias: the same parameters as every such request of this row length, kept once
   const kept = useWasm && req.weight === null && req.bias === null ? constParams(slabs, wasm, req.weightOffset + 1, paramLength) : null;
   // with a residual, the JS add reads the input through a Float32Array, which needs alignment
@@ -57,7 +76,7 @@ export function allocateRowJob(
     hasRstd ? 4 * statLength : 0,
     'inPlace' in inputPlace ? 0 : valueBytes * size,
     residualPlace === null || 'inPlace' in residualPlace ? 0 : valueBytes * size,
-  ], prefix, size, size * DTYPES[req.outDtype].itemsize, useWasm && !halfOutput ? answerPhase : null);
+  ], prefix, size, size * DTYPES[req.outDtype].itemsize, useWasm && !halfOutput ? answerPhase : null, yAt);
   const { slab, y, direct } = laid;
   const { memory } = slab;
   const region = (i: number, length: number) => regionOf(laid, i, length);

@@ -75,10 +75,12 @@ export function regionOf(job: JobSlab, i: number, length: number): Region {
  * places the answer's first byte at that offset mod 8 instead, y wherever it then falls (only for y
  * written by the SIMD kernels, which store at any alignment). `sizes` becomes the offsets: a plan is
  * one array of numbers, made and used once per job (an array of named pairs and a record of offsets
- * cost ~0.5 µs a small request)
+ * cost ~0.5 µs a small request). `yAt`, when not null: y's byte offset in the memory, placed by the
+ * caller (a batch answered straight from memory, its framing around y already written): the slab
+ * then holds the planned regions alone
  */
 export function openJobSlab(
-  slabs: SlabSource, sizes: number[], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null,
+  slabs: SlabSource, sizes: number[], prefix: Buffer | null, yLength: number, yBytes: number, phase: number | null = null, yAt: number | null = null,
 ): JobSlab {
   const cancelBytes = sizes[0];
   let end = 0;
@@ -91,7 +93,8 @@ export function openJobSlab(
   // slabs start at a multiple of 8 (the allocator's granule), as `end` is
   const prefixStart = phase === null || prefix === null ? end + align(prefixLength) - prefixLength : end + phase;
   const yOffset = prefixStart + prefixLength;
-  const slab = slabs.acquire(yOffset + yBytes);
+  const slab = slabs.acquire(yAt === null ? yOffset + yBytes : end);
+  // the newest buffer: it covers y wherever the caller placed it, as the memory only grows
   const { memory, offset: base } = slab;
   for (let i = 0; i < sizes.length; i++) sizes[i] += base;
   new Int32Array(memory, sizes[0], cancelBytes / 4).fill(0);
@@ -99,7 +102,7 @@ export function openJobSlab(
   return {
     slab,
     offsets: sizes,
-    y: { memory, byteOffset: base + yOffset, length: yLength },
+    y: { memory, byteOffset: yAt ?? base + yOffset, length: yLength },
     direct: prefix === null ? null : { start: base + prefixStart, length: prefixLength + yBytes },
   };
 }

@@ -74,8 +74,9 @@ describe('results', () => {
     expectClose(valuesOf(results[0].output), reference({ op: 'rmsnorm', dtype: 'float32', shape: [2, 4], values: input.data }).output, 'float32');
   });
 
-  // a msgpack batch's items (carved from shared slabs, memory/slab-carver.ts), with and without an
-  // item of another kind (a float64 output, stats): each is what it would be alone
+  // a msgpack batch whose outputs the SIMD kernels write goes out straight from memory, its items
+  // laid out one after the other (jobs/pipeline.ts); one item that cannot (a float64 output, stats)
+  // sends the whole batch the gathered way. Either way each item is what it would be alone
   const alike = [
     { op: 'rmsnorm', shape: [1, 768] },
     { op: 'layernorm', shape: [3, 5] },

@@ -1,7 +1,8 @@
 // /v1's answers: finished jobs → the §2 response body, `{results: […]}` for a batch, in the negotiated encoding.
 // An answer that is just `{output}` in msgpack's ordinary form goes out straight from the slab (its
-// header written before the output when the job is allocated); any other msgpack answer is its
-// headers and the tensors' bytes, gathered into a slab (jobs/answer-bytes.ts).
+// header written before the output when the job is allocated), and so does a batch of such answers
+// whose outputs the SIMD kernels write (jobs/pipeline.ts lays them out one after the other); any
+// other msgpack answer is its headers and the tensors' bytes, gathered into a slab (jobs/answer-bytes.ts).
 import { DTYPES } from '../../codec/dtype.js';
 import { arrayHeader, keyBytes, mapHeader, outputPrefix, tensorPrefix } from '../../codec/msgpack-prefix.js';
 import { tensorPiece, type Encoding } from '../../codec/write-tensor.js';
@@ -17,15 +18,21 @@ const RESULTS = Buffer.concat([mapHeader(1), keyBytes('results')]);
 const formats: Partial<Record<Encoding, [single: AnswerFormat, batch: AnswerFormat]>> = {};
 
 export function v1Answer(encoding: Encoding, batch: boolean): AnswerFormat {
-  const made = (formats[encoding] ??= [false, true].map((b): AnswerFormat => ({
-    prefix: (req) => directPrefix(req, encoding, b), encode: (jobs) => encodeResponse(jobs, encoding, b),
-  })) as [AnswerFormat, AnswerFormat]);
+  const made = (formats[encoding] ??= [
+    { prefix: (req) => directPrefix(req, encoding), encode: (jobs) => encodeResponse(jobs, encoding, false) },
+    {
+      prefix: (req) => directPrefix(req, encoding),
+      batchHead: (count) => (encoding === 'msgpack' ? Buffer.concat([RESULTS, arrayHeader(count)]) : null),
+      encode: (jobs) => encodeResponse(jobs, encoding, true),
+    },
+  ]);
   return made[batch ? 1 : 0];
 }
 
-/** the msgpack bytes before the output when the answer can be sent straight from memory, else null */
-function directPrefix(req: CheckedRequest, encoding: Encoding, batch: boolean): Buffer | null {
-  if (batch || encoding !== 'msgpack' || req.numpyForm || req.stats.length > 0) return null;
+/** the msgpack bytes before the output when the answer (a batch's item's, in a batch) can be sent
+ *  straight from memory, else null */
+function directPrefix(req: CheckedRequest, encoding: Encoding): Buffer | null {
+  if (encoding !== 'msgpack' || req.numpyForm || req.stats.length > 0) return null;
   if (req.layout === 'rows' ? req.residual !== null : req.training && req.runningMean !== null) return null;
   return outputPrefix(req.outDtype, req.input.shape, req.input.size * DTYPES[req.outDtype].itemsize);
 }
