@@ -17,10 +17,11 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
 
 /**
  * `wasm`: the SIMD kernels over the shared memory every region lives in, when this thread has them;
- * `onStarted`: called once the task has claimed its flag (tests block there)
+ * `onStarted`: called once the task has claimed its flag (tests block there); `now`: the clock
+ * (performance.timeOrigin + performance.now()) when the caller has just read it (a task run inline)
  */
-export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (() => void) | null = null): TaskResult {
-  const startedAt = performance.timeOrigin + performance.now();
+export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (() => void) | null = null, now: number | null = null): TaskResult {
+  const startedAt = now ?? performance.timeOrigin + performance.now();
   const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
   if (Atomics.compareExchange(flags, task.slot, QUEUED, STARTED) !== QUEUED) {
     return { ok: true, startedAt, finishedAt: startedAt, skipped: true };
