@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { executeTask } from '../kernels/execute-task.js';
+import { int32View } from '../memory/int32-view.js';
 import { TaskAborted, type WorkerPool } from '../pool/worker-pool.js';
 import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
@@ -63,8 +64,7 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
     ctx.cancellation.onCancel(() => {
       // drop what has not started; what has, finishes (`settled` waits for it)
       for (const { task, controller } of queued) {
-        const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
-        if (Atomics.compareExchange(flags, task.slot, QUEUED, DROPPED) === QUEUED) controller.abort();
+        if (Atomics.compareExchange(int32View(task.cancel.memory), task.cancel.byteOffset / 4 + task.slot, QUEUED, DROPPED) === QUEUED) controller.abort();
       }
       reject(new TaskAborted('the request was dropped'));
     });

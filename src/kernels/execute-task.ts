@@ -1,6 +1,7 @@
 // runs one task: its rows, tiles or text; on a worker, or inline on the main thread when small.
 import { narrowToFloat16 } from '../codec/half.js';
 import { writeNumberText } from '../codec/number-text.js';
+import { int32View } from '../memory/int32-view.js';
 import { addResidualRows } from './add-residual.js';
 import { runChannelTask } from './channel-task.js';
 import { loadRows } from './load-rows.js';
@@ -22,8 +23,7 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
  */
 export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (() => void) | null = null, now: number | null = null): TaskResult {
   const startedAt = now ?? performance.timeOrigin + performance.now();
-  const flags = new Int32Array(task.cancel.memory, task.cancel.byteOffset, task.cancel.length);
-  if (Atomics.compareExchange(flags, task.slot, QUEUED, STARTED) !== QUEUED) {
+  if (Atomics.compareExchange(int32View(task.cancel.memory), task.cancel.byteOffset / 4 + task.slot, QUEUED, STARTED) !== QUEUED) {
     return { ok: true, startedAt, finishedAt: startedAt, skipped: true };
   }
   onStarted?.();
