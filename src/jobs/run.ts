@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { executeTask } from '../kernels/execute-task.js';
+import { executeTask, TIME_ORIGIN } from '../kernels/execute-task.js';
 import { int32View } from '../memory/int32-view.js';
 import { TaskAborted, type WorkerPool } from '../pool/worker-pool.js';
 import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
@@ -129,7 +129,7 @@ function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | 
   const { units, task } = phase;
   const elements = units * phase.elementsPerUnit;
   const now = performance.now();
-  const submittedAt = performance.timeOrigin + now;
+  const submittedAt = TIME_ORIGIN + now;
   if (units === 0) return { queueMs: 0, computeMs: 0 };
   if (ctx.cancellation.cancelledAt(now)) {
     // dropped before it started (cancelled while its body arrived): still dropped work

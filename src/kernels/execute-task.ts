@@ -10,6 +10,12 @@ import type { OutputArray, RowKernelConfig, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
 import { QUEUED, STARTED, type Region, type RowTask, type Task, type TaskResult } from '../pool/protocol.js';
 
+/** this thread's clock origin: a getter per read costs as much as the clock itself (ab:path) */
+export const TIME_ORIGIN = performance.timeOrigin;
+
+/** ms since the epoch on this thread's clock, comparable across threads (each has its own origin) */
+const epochNow = () => TIME_ORIGIN + performance.now();
+
 type ArrayType = Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor;
 
 function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
@@ -19,10 +25,10 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
 /**
  * `wasm`: the SIMD kernels over the shared memory every region lives in, when this thread has them;
  * `onStarted`: called once the task has claimed its flag (tests block there); `now`: the clock
- * (performance.timeOrigin + performance.now()) when the caller has just read it (a task run inline)
+ * (TIME_ORIGIN + performance.now()) when the caller has just read it (a task run inline)
  */
 export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (() => void) | null = null, now: number | null = null): TaskResult {
-  const startedAt = now ?? performance.timeOrigin + performance.now();
+  const startedAt = now ?? epochNow();
   if (Atomics.compareExchange(int32View(task.cancel.memory), task.cancel.byteOffset / 4 + task.slot, QUEUED, STARTED) !== QUEUED) {
     return { ok: true, startedAt, finishedAt: startedAt, skipped: true };
   }
@@ -31,7 +37,7 @@ export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (()
     if (task.kind === 'rows') runRowTask(task, wasm);
     else if (task.kind === 'text') writeNumberText(task);
     else runChannelTask(task, wasm);
-    return { ok: true, startedAt, finishedAt: performance.timeOrigin + performance.now(), skipped: false };
+    return { ok: true, startedAt, finishedAt: epochNow(), skipped: false };
   } catch (err) {
     return { ok: false, code: 'NORM_ERR_WORKER_FAILED', message: err instanceof Error ? err.message : String(err) };
   }
