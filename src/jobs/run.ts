@@ -47,17 +47,20 @@ export type JobsRun =
 
 export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
   const queued: Queued = [];
-  const started = jobs.map((job) => {
+  const started: (JobTiming | Promise<JobTiming>)[] = [];
+  let waiting = false;
+  for (const job of jobs) {
+    let one: JobTiming | Promise<JobTiming>;
     try {
-      return startJob(job, ctx, queued);
+      one = startJob(job, ctx, queued);
     } catch (err) {
-      return Promise.reject(err);
+      one = Promise.reject(err);
     }
-  });
-  // every job was computed inline, here and now: no promise per job
-  if (!ctx.cancellation.cancelled && !started.some((s) => s instanceof Promise)) {
-    return { inline: started as JobTiming[] };
+    waiting ||= one instanceof Promise;
+    started.push(one);
   }
+  // every job was computed inline, here and now: no promise per job
+  if (!waiting && !ctx.cancellation.cancelled) return { inline: started as JobTiming[] };
   const work = allSettledOrFirstError(started.map((s) => Promise.resolve(s)));
   const settled = work.then(() => undefined, () => undefined);
   const result = new Promise<JobTiming[]>((resolve, reject) => {
