@@ -141,7 +141,8 @@ function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | 
   }
   // faults are injected on workers only: a crash inline would take the server down
   if (elements * phase.cost <= ctx.limits.inlineMaxElements && ctx.fault === null) {
-    return timing(submittedAt, [record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm, null, submittedAt))]);
+    const done = record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm, null, submittedAt));
+    return { queueMs: 0, computeMs: Math.max(0, done.finishedAt - done.startedAt) };
   }
   const chunks = Math.min(ctx.pool.workers, units, Math.max(1, Math.ceil(elements / ctx.limits.minTaskElements)));
   const tasks: Promise<Done>[] = [];
