@@ -51,7 +51,6 @@ export function allocateRowJob(
   const size = req.input.size;
   const valueType = valueStorage(req.input.dtype);
   const valueBytes = DTYPES[valueType].itemsize;
-  const kernel = rowKernel(req.params);
   const paramLength = paramLengthOf(req);
   const statLength = req.rows;
   const hasMean = req.stats.includes('mean');
