@@ -7,6 +7,7 @@ import { resolveConfig, type Config } from './config.js';
 import type { ServiceState } from './engine/admission.js';
 import { createEngine, type Engine } from './engine/engine.js';
 import { AccessLog } from './http/access-log.js';
+import { Connections } from './http/connections.js';
 import { lazyRequestLogger } from './http/request-logger.js';
 import { registerDocs } from './http/openapi/document.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -26,6 +27,8 @@ declare module 'fastify' {
     service: ServiceState;
     /** with faultInjection: where tasks with the `hold` fault wait (pool/protocol.ts); else null */
     faultGate: Int32Array | null;
+    /** HTTP connections and their unanswered requests; followed once the entry point listens */
+    connections: Connections;
   }
 }
 
@@ -75,15 +78,9 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     return engine.close();
   });
 
-  registerRequestScope(app, engine.slabs);
-  const { metrics } = engine;
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const status = String(reply.statusCode);
-    metrics.requests.cell(request.method, route, status).value++;
-    metrics.requestDuration.cell(request.method, route, status).observe(reply.elapsedTime / 1000);
-    done();
-  });
+  const connections = new Connections(engine.state, app.log);
+  app.decorate('connections', connections);
+  registerRequestScope(app, engine.slabs, engine.metrics, connections);
 
   await registerDocs(app, { ...v1ComponentDescriptions, ...oipComponentDescriptions });
   registerErrorReplies(app, serviceErrorBody);

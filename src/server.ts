@@ -1,5 +1,4 @@
 // entry point: read the environment, build the app, listen, drain on SIGTERM/SIGINT.
-import type { Socket } from 'node:net';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { startGrpc, type GrpcFrontEnd } from './grpc/server.js';
@@ -8,50 +7,15 @@ const config = loadConfig();
 const app = await buildApp(config);
 
 const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline, for the last responses to flush
-const LINGER_MS = 3_000; // for a client to read its last answer and close; within DRAIN_GRACE_MS
 
-// close() waits for every connection, and a client's kept-alive one would hold it until it idles
-// out (fastify's keepAliveTimeout is 72 s): while draining, answers close their connections
-// (a callback hook: an async one costs every answer a promise)
+// while draining, answers close their connections, and a connection lingers half-closed until its
+// client has read its last answer (http/connections.ts); a callback hook: an async one costs every
+// answer a promise
+app.connections.track(app.server);
 app.addHook('onSend', (_request, reply, payload, done) => {
   if (app.service.draining) reply.header('connection', 'close');
   done(null, payload);
 });
-// Node destroys a connection it closes as soon as the answer is in kernel buffers, and close()
-// destroys idle kept-alive ones outright; exiting then can cut an answer short (in a container the
-// port proxy and network go with the process). While draining, half-close instead and let the
-// client's own close end the connection, so close() resolves once every client has read its
-// answer (bounded by LINGER_MS).
-const lingering = new WeakSet<Socket>();
-/** once per socket: both destroySoon and the answer's finish, or two close() calls, may ask */
-function lingeringClose(socket: Socket): void {
-  if (lingering.has(socket)) return;
-  lingering.add(socket);
-  app.log.info({ remotePort: socket.remotePort }, 'lingering until the client closes');
-  socket.end(); // the client's FIN then destroys it (autoDestroy)
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
-}
-/** every open connection, with the number of its requests not yet answered */
-const connections = new Map<Socket, number>();
-app.server.on('connection', (socket: Socket) => {
-  connections.set(socket, 0);
-  socket.once('close', () => connections.delete(socket));
-  const destroySoon = socket.destroySoon.bind(socket);
-  socket.destroySoon = () => (app.service.draining ? lingeringClose(socket) : destroySoon());
-});
-app.server.on('request', (req, res) => {
-  const socket = req.socket;
-  connections.set(socket, (connections.get(socket) ?? 0) + 1);
-  res.once('finish', () => {
-    if (connections.has(socket)) connections.set(socket, connections.get(socket)! - 1);
-    // an answer whose headers went out before the signal said keep-alive: end its connection too
-    if (app.service.draining) lingeringClose(socket);
-  });
-});
-// called by close() (Node's own pre-close step and fastify's), which would destroy() them
-app.server.closeIdleConnections = () => {
-  for (const [socket, unanswered] of connections) if (unanswered === 0) lingeringClose(socket);
-};
 
 // the gRPC front end (OIP.md "gRPC") on its own port, over the same engine; GRPC_PORT=off serves none
 let grpc: GrpcFrontEnd | null = null;

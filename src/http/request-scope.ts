@@ -1,13 +1,17 @@
 // what every request gets as it arrives, in one onRequest hook: its X-Request-Id echoed, a lease on
 // shared memory (memory/lease.ts) that its body and jobs take slabs into, and one 'close' listener
 // that ends it: its admission, when a dialect admitted it (http/admission-hook.ts; a close before
-// the answer was written means the client went away, and its queued work is dropped), then its
-// lease. 'close' comes either way: fastify's onResponse does not run for an answer cut short, and an
-// answer streamed from shared memory would then keep its slabs.
+// the answer was written means the client went away, and its queued work is dropped), its lease, its
+// count in the HTTP metrics (an answer written in full) and its connection's count of unanswered
+// requests (http/connections.ts). 'close' comes either way: fastify's onResponse does not run for an
+// answer cut short, and an answer streamed from shared memory would then keep its slabs. One listener
+// here, not an onResponse hook and listeners of their own, as each of those costs every request.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admitted } from '../engine/admission.js';
 import { Lease } from '../memory/lease.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
+import type { Metrics } from '../metrics.js';
+import type { Connections } from './connections.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +21,14 @@ declare module 'fastify' {
   }
 }
 
-export function registerRequestScope(app: FastifyInstance, slabs: TensorMemory): void {
+function countAnswer(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
+  const route = request.routeOptions.url ?? 'unmatched';
+  const status = String(reply.statusCode);
+  metrics.requests.cell(request.method, route, status).value++;
+  metrics.requestDuration.cell(request.method, route, status).observe(reply.elapsedTime / 1000);
+}
+
+export function registerRequestScope(app: FastifyInstance, slabs: TensorMemory, metrics: Metrics, connections: Connections): void {
   app.decorateRequest('lease', null as unknown as Lease);
   app.decorateRequest('admitted', null);
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
@@ -25,9 +36,14 @@ export function registerRequestScope(app: FastifyInstance, slabs: TensorMemory):
     const lease = new Lease(slabs);
     request.lease = lease;
     const res = reply.raw;
+    const socket = request.raw.socket;
+    connections.arrived(socket);
     res.on('close', () => {
       request.admitted?.end(res.writableFinished);
       lease.release();
+      // an answer was given (ended; its last bytes may have been cut off): not a client gone before it
+      if (res.writableEnded) countAnswer(metrics, request, reply);
+      connections.answered(socket);
     });
     done();
   });
