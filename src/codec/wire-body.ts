@@ -17,49 +17,74 @@ const MAX_DEPTH = 32; // deeper than any valid body; keeps hostile nesting cheap
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function normalizeMsgpackBody(value: unknown): unknown {
-  return normalize(value, 0, '');
+  try {
+    return normalize(value, 0);
+  } catch (err) {
+    if (err instanceof FieldError) throw serviceError(err.kind, pathText(err.where));
+    throw err;
+  }
 }
 
-/** `path` names the value in errors, as the messages do: `input.dtype`, `requests[1].eps` */
-function normalize(value: unknown, depth: number, path: string): unknown {
+/** an error about one field: its path (`requests[1].input.dtype`) is gathered as the error goes up,
+ *  each level adding its key or index, so a body that is fine makes no path strings at all */
+class FieldError {
+  readonly where: (string | number)[] = [];
+  constructor(readonly kind: 'fieldUndefined' | 'fieldUnknown') {}
+}
+
+const pathText = (where: (string | number)[]) =>
+  where.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`), '');
+
+/** `value` at `key` of its parent: a FieldError from below gets the key in its path */
+function normalizeAt(value: object, depth: number, key: string | number): unknown {
+  try {
+    return normalize(value, depth);
+  } catch (err) {
+    if (err instanceof FieldError) err.where.unshift(key);
+    throw err;
+  }
+}
+
+function normalize(value: unknown, depth: number): unknown {
   if (depth > MAX_DEPTH) throw serviceError('bodyTooDeep', MAX_DEPTH);
   // msgpackr decodes the never-used byte 0xc1 to a marker object instead of failing
   if (value === C1) throw serviceError('bodyC1');
-  if (value instanceof Map) return normalizeMap(value, depth, path);
+  if (value instanceof Map) return normalizeMap(value, depth);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
-      if (typeof item === 'object' && item !== null) value[i] = normalize(item, depth + 1, `${path}[${i}]`);
+      if (typeof item === 'object' && item !== null) value[i] = normalizeAt(item, depth + 1, i);
     }
     return value;
   }
   if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value)) {
     // msgpackr records decode to plain objects already; still walk their values
-    return normalizeMap(new Map(Object.entries(value)), depth, path);
+    return normalizeMap(new Map(Object.entries(value)), depth);
   }
   return value;
 }
 
-function normalizeMap(map: Map<unknown, unknown>, depth: number, path: string): unknown {
+function normalizeMap(map: Map<unknown, unknown>, depth: number): unknown {
   const object: Record<string, unknown> = {};
   for (const [rawKey, rawValue] of map) {
     const key = keyString(rawKey);
     // msgpackr reads extension type 0 as undefined: a field sent that way must not count as absent
-    if (rawValue === undefined) throw serviceError('fieldUndefined', fieldPath(path, key));
-    // the field's path is made only for what may hold an error deeper down, not for every leaf
+    if (rawValue === undefined) {
+      const err = new FieldError('fieldUndefined');
+      err.where.push(key);
+      throw err;
+    }
     const value = typeof rawValue === 'object' && rawValue !== null && !ArrayBuffer.isView(rawValue)
-      ? normalize(rawValue, depth + 1, fieldPath(path, key))
+      ? normalizeAt(rawValue, depth + 1, key)
       : rawValue;
     // a "__proto__" key must stay a plain (and then unknown) field, not set the prototype
     if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
     else object[key] = value;
   }
-  if (object.nd === true) return numpyArray(object, path);
+  if (object.nd === true) return numpyArray(object);
   if (object.nd === false && 'data' in object && 'type' in object) return numpyScalar(object);
   return object;
 }
-
-const fieldPath = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
 
 function keyString(key: unknown): string {
   if (typeof key === 'string') return key;
@@ -79,10 +104,14 @@ function text(value: unknown): unknown {
 
 const NDARRAY_KEYS = new Set(['nd', 'type', 'kind', 'shape', 'data']);
 
-function numpyArray(object: Record<string, unknown>, path: string): unknown {
+function numpyArray(object: Record<string, unknown>): unknown {
   // a key the form does not have (strides, say) would otherwise be dropped unseen
   for (const key of Object.keys(object)) {
-    if (!NDARRAY_KEYS.has(key)) throw serviceError('fieldUnknown', path === '' ? key : `${path}.${key}`);
+    if (!NDARRAY_KEYS.has(key)) {
+      const err = new FieldError('fieldUnknown');
+      err.where.push(key);
+      throw err;
+    }
   }
   const type = text(object.type);
   const kind = text(object.kind);
