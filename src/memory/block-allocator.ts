@@ -39,7 +39,7 @@ export class BlockAllocator {
     if (best < 0) return null;
     const block = this.free[best];
     const offset = block.offset;
-    if (block.size === size) this.free.splice(best, 1);
+    if (block.size === size) this.removeFree(best);
     else {
       block.offset += size;
       block.size -= size;
@@ -61,7 +61,7 @@ export class BlockAllocator {
     const i = this.firstFreeAt(offset);
     const next = i < this.free.length ? this.free[i] : null;
     if (next === null || next.offset !== offset + size || next.size < want - size) return null;
-    if (next.size === want - size) this.free.splice(i, 1);
+    if (next.size === want - size) this.removeFree(i);
     else {
       next.offset += want - size;
       next.size -= want - size;
@@ -84,12 +84,27 @@ export class BlockAllocator {
     const joinsAfter = after !== null && offset + size === after.offset;
     if (joinsBefore && joinsAfter) {
       before.size += size + after.size;
-      this.free.splice(lo, 1);
+      this.removeFree(lo);
     } else if (joinsBefore) before.size += size;
     else if (joinsAfter) {
       after.offset = offset;
       after.size += size;
-    } else this.free.splice(lo, 0, { offset, size });
+    } else this.insertFree(lo, { offset, size });
+  }
+
+  // the free list's edits, by hand: splice makes an array of what it removes on every call, and a
+  // small request's two blocks cost two such edits each time
+  private removeFree(i: number): void {
+    const free = this.free;
+    for (let j = i + 1; j < free.length; j++) free[j - 1] = free[j];
+    free.pop();
+  }
+
+  private insertFree(i: number, block: Free): void {
+    const free = this.free;
+    free.push(block);
+    for (let j = free.length - 1; j > i; j--) free[j] = free[j - 1];
+    free[i] = block;
   }
 
   /** the index of the first free block at or above `offset` */
