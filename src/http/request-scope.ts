@@ -2,7 +2,7 @@
 // shared memory (memory/lease.ts) that its body and jobs take slabs into, and one 'close' listener
 // that ends it: its admission, when a dialect admitted it (http/admission-hook.ts; a close before
 // the answer was written means the client went away, and its queued work is dropped), its lease, its
-// count in the HTTP metrics (an answer written in full) and its connection's count of unanswered
+// count in the HTTP metrics (when it was answered) and its connection's count of unanswered
 // requests (http/connections.ts). 'close' comes either way: fastify's onResponse does not run for an
 // answer cut short, and an answer streamed from shared memory would then keep its slabs. One listener
 // here, not an onResponse hook and listeners of their own, as each of those costs every request.
