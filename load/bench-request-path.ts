@@ -19,6 +19,7 @@ const LABELS: Readonly<Record<PathCase, string>> = {
   body: 'batch body (decode + normalize, 64 items)',
   v1: '/v1 msgpack by inject (all but the socket)',
   v2: '/v2 binary by inject (all but the socket)',
+  socket: '/v1 msgpack over a UNIX socket, client included',
 };
 
 const build = await pathBuild(dist);

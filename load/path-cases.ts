@@ -6,13 +6,20 @@
 //  - body: msgpack decode + normalize of a /v1/batch body of 64 such items
 //  - v1, v2: /v1 msgpack and /v2 binary through fastify's inject (light-my-request): routing, every
 //    hook, the body parser, validation, the handler, the answer and its headers; all but the socket
+//  - socket: /v1 msgpack as a client sends it, over a kept-alive connection to the build's server on
+//    a UNIX socket in this process (Node's HTTP parser, the socket's reads and writes, everything);
+//    the client's side (a write, a read, a promise) counts too, alike for both builds
 import { Packr, Unpackr } from 'msgpackr';
+import { rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-export const PATH_CASES = ['pipeline', 'batch', 'grpc', 'body', 'v1', 'v2'] as const;
+export const PATH_CASES = ['pipeline', 'batch', 'grpc', 'body', 'v1', 'v2', 'socket'] as const;
 export type PathCase = (typeof PATH_CASES)[number];
 
 /** what a case's call costs, relative to the pipeline's: a slice of the same length takes about as long */
-export const CALL_WEIGHT: Readonly<Record<PathCase, number>> = { pipeline: 1, batch: 32, grpc: 2, body: 16, v1: 16, v2: 16 };
+export const CALL_WEIGHT: Readonly<Record<PathCase, number>> = { pipeline: 1, batch: 32, grpc: 2, body: 16, v1: 16, v2: 16, socket: 16 };
 
 export interface PathBuild {
   /** one call of the case: a promise when the case awaits (inject, a batch) */
@@ -21,6 +28,34 @@ export interface PathBuild {
 }
 
 const N = 768;
+
+/** one kept-alive connection to `path`: `send` writes a request's bytes and resolves once its whole
+ *  answer (headers and Content-Length bytes) came; anything but a 200 rejects */
+async function rawClient(path: string): Promise<{ send(request: Buffer): Promise<void>; socket: Socket }> {
+  const socket = connect(path);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let got: Buffer = Buffer.alloc(0);
+  let done: ((err?: Error) => void) | null = null;
+  socket.on('data', (chunk: Buffer) => {
+    got = got.length === 0 ? chunk : Buffer.concat([got, chunk]);
+    const end = got.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const head = got.toString('latin1', 0, end);
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? NaN);
+    if (got.length < end + 4 + length) return;
+    got = Buffer.alloc(0);
+    done?.(head.startsWith('HTTP/1.1 200 ') ? undefined : new Error(head.slice(0, 200)));
+  });
+  return {
+    socket,
+    send: (request) => new Promise<void>((resolve, reject) => {
+      done = (err) => (err === undefined ? resolve() : reject(err));
+      socket.write(request);
+    }),
+  };
+}
+
+let sockets = 0;
 
 /** the build in `dist` (its app with one worker, at warn), its cases ready to call */
 export async function pathBuild(dist: string): Promise<PathBuild> {
@@ -71,6 +106,12 @@ export async function pathBuild(dist: string): Promise<PathBuild> {
     const res = await app.inject({ method: 'POST', url, headers, payload });
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
   };
+  const socketPath = join(tmpdir(), `path-case-${process.pid}-${sockets++}.sock`);
+  rmSync(socketPath, { force: true });
+  await app.listen({ path: socketPath });
+  const client = await rawClient(socketPath);
+  const v1Body = packr.pack({ input: item.input });
+  const v1Request = Buffer.concat([Buffer.from(`POST /v1/rmsnorm HTTP/1.1\r\nhost: x\r\ncontent-type: application/msgpack\r\naccept: application/msgpack\r\ncontent-length: ${v1Body.length}\r\n\r\n`), v1Body]);
   const v2Header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [1, N], datatype: 'FP32', parameters: { binary_data_size: 4 * N } }], parameters: { binary_data_output: true } }));
 
   return {
@@ -87,10 +128,13 @@ export async function pathBuild(dist: string): Promise<PathBuild> {
       v1: injected('/v1/rmsnorm', { 'content-type': 'application/msgpack', accept: 'application/msgpack' }, packr.pack({ input: item.input })),
       v2: injected('/v2/models/rmsnorm/infer', { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(v2Header.length) },
         Buffer.concat([v2Header, Buffer.from(values.buffer)])),
+      socket: () => client.send(v1Request),
     },
     async close() {
+      client.socket.destroy();
       engine.slabs.release(bodySlab);
       await app.close();
+      rmSync(socketPath, { force: true });
     },
   };
 }

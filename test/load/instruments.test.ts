@@ -166,14 +166,14 @@ describe('load and bench instruments, short mode', () => {
     const bench = await run([join(ROOT, 'dist-load', 'bench-request-path.js'), '--calls', '64']);
     expect(bench.code, `${bench.stdout}\n${bench.stderr}`).toBe(0);
     const figures = bench.stdout.split('\n').filter((line) => /\s\d+\.\d\d$/.test(line));
-    expect(figures).toHaveLength(6);
+    expect(figures).toHaveLength(7);
     for (const line of figures) expect(Number(line.split(/\s+/).at(-1))).toBeGreaterThan(0);
     const ab = await run([join(ROOT, 'dist-load', 'ab-path.js'), '--a', 'dist', '--b', 'dist', '--case', 'batch', '--pairs', '3', '--calls', '64']);
     expect(ab.code, `${ab.stdout}\n${ab.stderr}`).toBe(0);
     expect(ab.stdout).toMatch(/^batch, 3 pairs of 2-call slices: A \d+\.\d\d µs, B \d+\.\d\d µs CPU a call; B ÷ A \d+\.\d{3} \(pairs: median \d+\.\d{3}, quartiles \d+\.\d{3}–\d+\.\d{3}\)/);
     const refused = await run([join(ROOT, 'dist-load', 'ab-path.js'), '--a', 'dist', '--b', 'dist', '--case', 'nope']);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain('--case nope: one of pipeline, batch, grpc, body, v1, v2');
+    expect(refused.stderr).toContain('--case nope: one of pipeline, batch, grpc, body, v1, v2, socket');
   }, 2 * RUN_TIMEOUT_MS);
 
   it('bench --short: every kernel, shape and pool size measured, 0 check failures', async () => {
