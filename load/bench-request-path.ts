@@ -31,4 +31,5 @@ for (const name of PATH_CASES) {
 }
 await build.close();
 console.log(`build: ${dist}, ${calls} pipeline calls' worth each, CPU µs per call`);
-for (const [name, µs] of figures) console.log(`${LABELS[name].padEnd(46)} ${µs.toFixed(2)}`);
+const width = Math.max(...Object.values(LABELS).map((label) => label.length));
+for (const [name, µs] of figures) console.log(`${LABELS[name].padEnd(width)} ${µs.toFixed(2)}`);

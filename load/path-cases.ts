@@ -44,8 +44,16 @@ async function rawClient(path: string): Promise<{ send(request: Buffer): Promise
     const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? NaN);
     if (got.length < end + 4 + length) return;
     got = Buffer.alloc(0);
-    done?.(head.startsWith('HTTP/1.1 200 ') ? undefined : new Error(head.slice(0, 200)));
+    settle(head.startsWith('HTTP/1.1 200 ') ? undefined : new Error(head.slice(0, 200)));
   });
+  // a request in flight fails, rather than waits for ever, when the connection breaks
+  const settle = (err?: Error) => {
+    const pending = done;
+    done = null;
+    pending?.(err);
+  };
+  socket.on('error', (err) => settle(err));
+  socket.on('close', () => settle(new Error('the connection closed before the answer')));
   return {
     socket,
     send: (request) => new Promise<void>((resolve, reject) => {

@@ -19,6 +19,8 @@ export class LogDestination {
   private readonly boom: SonicBoom = pino.destination({ sync: false, minLength: 0 });
   private lines: string[] = [];
   private chars = 0;
+  /** gathering lines; once closed, each line goes straight to sonic-boom */
+  private open = true;
   private readonly timer = setInterval(() => this.handOver(), FLUSH_MS).unref();
 
   constructor() {
@@ -31,7 +33,7 @@ export class LogDestination {
 
   /** pino's stream: one line (or more) of text */
   write(text: string): void {
-    if (!gathering.has(this)) {
+    if (!this.open) {
       this.boom.write(text);
       return;
     }
@@ -45,6 +47,7 @@ export class LogDestination {
   close(): void {
     clearInterval(this.timer);
     this.handOver();
+    this.open = false;
     gathering.delete(this);
   }
 

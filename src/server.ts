@@ -6,7 +6,7 @@ import { startGrpc, type GrpcFrontEnd } from './grpc/server.js';
 const config = loadConfig();
 const app = await buildApp(config);
 
-const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline, for the last responses to flush
+const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline: the last answers flush, their connections linger (http/connections.ts, LINGER_MS)
 
 // while draining, answers close their connections, and a connection lingers half-closed until its
 // client has read its last answer (http/connections.ts); a callback hook: an async one costs every

@@ -3,9 +3,8 @@ import type { Config } from '../config.js';
 import { serviceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { executeTask, TIME_ORIGIN } from '../kernels/execute-task.js';
-import { int32View } from '../memory/int32-view.js';
 import { TaskAborted, type WorkerPool } from '../pool/worker-pool.js';
-import { DROPPED, QUEUED, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
+import { DROPPED, leaveQueue, type Task, type TaskFault, type TaskResult } from '../pool/protocol.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job, Phase } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
@@ -67,7 +66,7 @@ export function runJobs(jobs: Runnable[], ctx: RunContext): JobsRun {
     ctx.cancellation.onCancel(() => {
       // drop what has not started; what has, finishes (`settled` waits for it)
       for (const { task, controller } of queued) {
-        if (Atomics.compareExchange(int32View(task.cancel.memory), task.cancel.byteOffset / 4 + task.slot, QUEUED, DROPPED) === QUEUED) controller.abort();
+        if (leaveQueue(task, DROPPED)) controller.abort();
       }
       reject(new TaskAborted('the request was dropped'));
     });

@@ -1,14 +1,13 @@
 // runs one task: its rows, tiles or text; on a worker, or inline on the main thread when small.
 import { narrowToFloat16 } from '../codec/half.js';
 import { writeNumberText } from '../codec/number-text.js';
-import { int32View } from '../memory/int32-view.js';
 import { addResidualRows } from './add-residual.js';
 import { runChannelTask } from './channel-task.js';
 import { loadRows } from './load-rows.js';
 import { rowKernel, type RowParams } from './row-kernels.js';
 import type { OutputArray, RowKernelConfig, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
-import { QUEUED, STARTED, type Region, type RowTask, type Task, type TaskResult } from '../pool/protocol.js';
+import { leaveQueue, STARTED, type Region, type RowTask, type Task, type TaskResult } from '../pool/protocol.js';
 
 /** this thread's clock origin: a getter per read costs as much as the clock itself (ab:path) */
 export const TIME_ORIGIN = performance.timeOrigin;
@@ -29,7 +28,7 @@ function view<T extends ArrayType>(type: T, region: Region): InstanceType<T> {
  */
 export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (() => void) | null = null, now: number | null = null): TaskResult {
   const startedAt = now ?? epochNow();
-  if (Atomics.compareExchange(int32View(task.cancel.memory), task.cancel.byteOffset / 4 + task.slot, QUEUED, STARTED) !== QUEUED) {
+  if (!leaveQueue(task, STARTED)) {
     return { ok: true, startedAt, finishedAt: startedAt, skipped: true };
   }
   onStarted?.();

@@ -1,12 +1,19 @@
 // the only things the main thread and the workers share: the task and result shapes.
 import type { Dtype } from '../codec/dtype.js';
 import type { RowParams } from '../kernels/row-kernels.js';
+import { int32View } from '../memory/int32-view.js';
 
 /** a task's flag in its job's cancel region: a task claims it (QUEUED → STARTED) before touching
  *  memory; the main thread drops a queued one (QUEUED → DROPPED), which then does nothing */
 export const QUEUED = 0;
 export const STARTED = 1;
 export const DROPPED = 2;
+
+/** moves a queued task's flag to STARTED (a thread claims it) or DROPPED (the main thread drops it);
+ *  false when it was no longer queued (the other side got there first) */
+export function leaveQueue(task: Task, to: typeof STARTED | typeof DROPPED): boolean {
+  return Atomics.compareExchange(int32View(task.cancel.memory), task.cancel.byteOffset / 4 + task.slot, QUEUED, to) === QUEUED;
+}
 
 /** a typed-array view into shared memory: elements of its type, or bytes for a source */
 export interface Region {
