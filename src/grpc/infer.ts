@@ -81,7 +81,7 @@ class InferCall implements AnswerFormat, InferAnswer {
   timings: Timings = NO_TIMINGS;
   private readonly lease: Lease;
   private shapes: Readonly<Record<string, number[]>> = NO_SHAPES;
-  private options: readonly string[] = [];
+  private options: readonly string[] = NO_NAMES;
   private admitted: Admitted | null = null;
   private read: ReadInfer | null = null;
   private chosen: readonly string[] = NO_NAMES;

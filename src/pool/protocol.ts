@@ -1,4 +1,5 @@
-// the only things the main thread and the workers share: the task and result shapes.
+// the only things the main thread and the workers share: the task and result shapes, and the flag by
+// which a task leaves its queue (claimed by a thread, or dropped by the main thread).
 import type { Dtype } from '../codec/dtype.js';
 import type { RowParams } from '../kernels/row-kernels.js';
 import { int32View } from '../memory/int32-view.js';
