@@ -28,8 +28,11 @@ export function normalizeMsgpackBody(value: unknown): unknown {
 /** an error about one field: its path (`requests[1].input.dtype`) is gathered as the error goes up,
  *  each level adding its key or index, so a body that is fine makes no path strings at all */
 class FieldError {
-  readonly where: (string | number)[] = [];
-  constructor(readonly kind: 'fieldUndefined' | 'fieldUnknown') {}
+  readonly where: (string | number)[];
+  /** `key`: the field at fault, in the map where it was found */
+  constructor(readonly kind: 'fieldUndefined' | 'fieldUnknown', key: string) {
+    this.where = [key];
+  }
 }
 
 const pathText = (where: (string | number)[]) =>
@@ -69,11 +72,7 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number): unknown {
   for (const [rawKey, rawValue] of map) {
     const key = keyString(rawKey);
     // msgpackr reads extension type 0 as undefined: a field sent that way must not count as absent
-    if (rawValue === undefined) {
-      const err = new FieldError('fieldUndefined');
-      err.where.push(key);
-      throw err;
-    }
+    if (rawValue === undefined) throw new FieldError('fieldUndefined', key);
     const value = typeof rawValue === 'object' && rawValue !== null && !ArrayBuffer.isView(rawValue)
       ? normalizeAt(rawValue, depth + 1, key)
       : rawValue;
@@ -107,11 +106,7 @@ const NDARRAY_KEYS = new Set(['nd', 'type', 'kind', 'shape', 'data']);
 function numpyArray(object: Record<string, unknown>): unknown {
   // a key the form does not have (strides, say) would otherwise be dropped unseen
   for (const key of Object.keys(object)) {
-    if (!NDARRAY_KEYS.has(key)) {
-      const err = new FieldError('fieldUnknown');
-      err.where.push(key);
-      throw err;
-    }
+    if (!NDARRAY_KEYS.has(key)) throw new FieldError('fieldUnknown', key);
   }
   const type = text(object.type);
   const kind = text(object.kind);
