@@ -98,11 +98,13 @@ export function grpcPacedRun(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSamp
       if (e.base !== null) await scrapeLoopDelay(e.base);
     },
     async slice(seconds) {
-      t.add(await load(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: seconds * 1000 }));
+      const got = await load(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: seconds * 1000 });
+      t.add(got);
+      return got.ok + got.errors;
     },
-    async close(serverCpu) {
+    async close(serverCpu, slices) {
       const { figures, windowAnswers } = await closeRun(e, s, samples, o, t, serverCpu, true);
-      return { ...figures, achievedRate: windowAnswers / figures.seconds, busyShare: figures.busyShare ?? 0 };
+      return { ...figures, achievedRate: windowAnswers / figures.seconds, busyShare: figures.busyShare ?? 0, slices };
     },
   };
 }

@@ -1,5 +1,6 @@
 // the gRPC part of RESULTS.md and of the console (figures from grpc-runs.ts), and its targets (issue 25).
-import { n, tableMd, x } from './markdown.js';
+import { roundSpread } from './interleave.js';
+import { n, tableMd, x, xr } from './markdown.js';
 import type { Target } from './report.js';
 import { ACHIEVED_TOLERANCE, type GrpcFigures, type GrpcRateFigures, type GrpcSide, type LoadResults, type PacedFigures, type RunFigures } from './results.js';
 
@@ -34,13 +35,18 @@ function verdict(f: GrpcRateFigures, against: 'v2' | 'floor', ratio: number | nu
 
 const goalOf = (f: GrpcRateFigures, against: 'v2' | 'floor') => GOALS.find((g) => g.scenario === f.scenario && g.against === against);
 
+// the ratios with their rounds' quartiles (load/interleave.ts)
+const floorRatio = (f: GrpcRateFigures) => xr(f.floorCpuRatio, roundSpread(f.service.slices, f.floor?.slices));
+const v2Ratio = (f: GrpcRateFigures) => xr(f.v2CpuRatio, roundSpread(f.service.slices, f.v2Run?.slices));
+
 export function grpcTargets(load: LoadResults): Target[] {
   return (load.grpcRates ?? []).flatMap((f) => GOALS.filter((g) => g.scenario === f.scenario).map((g) => {
     const ratio = g.against === 'v2' ? f.v2CpuRatio : f.floorCpuRatio;
+    const shown = g.against === 'v2' ? v2Ratio(f) : floorRatio(f);
     const v = verdict(f, g.against, ratio, load);
     return {
       what: `${f.id} server CPU/request ÷ ${g.against === 'v2' ? `/v2 HTTP (${f.v2})` : 'gRPC floor'}, at ${n(f.rate, 0)} req/s`,
-      goal: `≤ ${g.max.toFixed(2)}×`, measured: v.met === null && v.why !== 'n/a (short run)' ? `${x(ratio)} (${v.why})` : x(ratio), met: v.met,
+      goal: `≤ ${g.max.toFixed(2)}×`, measured: v.met === null && v.why !== 'n/a (short run)' ? `${shown} (${v.why})` : shown, met: v.met,
     };
   }));
 }
@@ -82,7 +88,7 @@ export function grpcSection(load: LoadResults): string {
   ]);
   const rateRows = (load.grpcRates ?? []).map((f) => {
     const c = rateCells(f, load, bold);
-    return [f.id, f.label, String(f.connections), n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, c.v2Cpu, x(f.floorCpuRatio), x(f.v2CpuRatio), c.client, c.checks];
+    return [f.id, f.label, String(f.connections), n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, c.v2Cpu, floorRatio(f), v2Ratio(f), c.client, c.checks];
   });
   const parts = [
     '## gRPC (issue 25)',
@@ -107,7 +113,7 @@ export function grpcSection(load: LoadResults): string {
       'After the `/v2` equal-rate runs above. Each row sends its requests to the service over gRPC, the gRPC floor and the service over `/v2` HTTP (the same tensor) at the same offered rate, warm-up and window alike, ' +
         'measured side by side in slices of one second, the three in turn (`load/interleave.ts`), so a drift of the machine falls on all alike. ' +
         'Unlike autocannon\'s bursts (one a second), the gRPC client spreads the requests evenly: every millisecond it sends those due by then, round-robin over the connections, so *answered in* reads near 100 %. ' +
-        '*/v2 CPU ms/req* is the service\'s over `/v2` HTTP in those slices (autocannon, its bursts a second), *×v2* the service\'s gRPC figure ÷ that one; its saturated rate is that of `rmsnorm/<size>-v2` above. ' +
+        '*/v2 CPU ms/req* is the service\'s over `/v2` HTTP in those slices (autocannon, its bursts a second), *×v2* the service\'s gRPC figure ÷ that one (in brackets, as above, the quartiles of that ratio round by round); its saturated rate is that of `rmsnorm/<size>-v2` above. ' +
         `*Saturated* is each server's closed-loop req/s above, in bold when not above the rate; *achieved* in bold when more than ${Math.round(100 * ACHIEVED_TOLERANCE)} % off it. Either voids the targets that compare that server.`,
       '',
       tableMd(
@@ -125,6 +131,6 @@ export function grpcRateTable(load: LoadResults): string[][] {
   const head = ['gRPC rate scenario', 'offered', 'achieved s/f', 'answered in', 'saturated req/s', 'CPU ms/req', '/v2 CPU', '×floor', '×v2', 'client CPU'];
   return [head, ...(load.grpcRates ?? []).map((f) => {
     const c = rateCells(f, load, (s) => `${s}!`);
-    return [f.id, n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, c.v2Cpu, x(f.floorCpuRatio), x(f.v2CpuRatio), c.client];
+    return [f.id, n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, c.v2Cpu, floorRatio(f), v2Ratio(f), c.client];
   })];
 }

@@ -64,7 +64,7 @@ export async function measureGrpcRates(
   const out: GrpcRateFigures[] = [];
   // a short run sends a fixed few requests in one go: neither its rates nor its saturation say anything
   const judged = !fixedAmount(o);
-  const rounds = judged ? roundsFor(o.duration) : 1;
+  const rounds = judged ? roundsFor(o) : 1;
   for (const r of list) {
     const s = r.scenario;
     const samples = grpcSamples(s, checks);

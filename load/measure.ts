@@ -201,16 +201,18 @@ export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options
     },
     async slice(seconds) {
       const gen0 = process.cpuUsage();
-      add(c, await cannon(url, s, samples[0], o, fixed ? { amount: s.shortAmount, rate } : { duration: seconds, rate }));
+      const got = await cannon(url, s, samples[0], o, fixed ? { amount: s.shortAmount, rate } : { duration: seconds, rate });
+      add(c, got);
       const gen = process.cpuUsage(gen0);
       genSeconds += (gen.user + gen.system) / 1e6;
+      return got.responses;
     },
-    async close(serverCpu) {
+    async close(serverCpu, slices) {
       const eventLoop = e.target === 'service' ? await scrapeLoopDelay(e.base) : null;
       if (!fixed) await settle(e.pid);
       const failures = await spotCheck(url, samples, e.target, o);
       const f = figuresOf(e, s, c, serverCpu, genSeconds, eventLoop, samples, failures, true);
-      return { ...f, achievedRate: f.responses / f.seconds, busyShare: f.busyShare ?? 0 };
+      return { ...f, achievedRate: f.responses / f.seconds, busyShare: f.busyShare ?? 0, slices };
     },
   };
 }

@@ -8,8 +8,11 @@ const HELP = `npm run load -- [options]
                      rmsnorm/mixed's small requests alone and beside large JSON answers, 6 gRPC
                      scenarios × the service and the gRPC floor, then 8 equal-rate runs × the
                      three, 2 of the service at LOG_LEVEL=info beside it at warn and 5 gRPC
-                     ones × the two and /v2 HTTP ≈ 15 min); an equal-rate run takes its
-                     servers' windows side by side in 1 s slices, 2 × duration of them each
+                     ones × the two and /v2 HTTP ≈ 21 min); an equal-rate run takes its
+                     servers' windows side by side in 1 s slices, --rounds of them each
+  --rounds <n>       slices per server in each equal-rate run (default 4 × duration, 16: a
+                     slice's CPU per answer wanders by ±40 % here, and 16 of them give a
+                     row's ratio about ±10 %)
   --warmup <s>       unmeasured seconds before each run (default 0.75)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16
@@ -38,6 +41,8 @@ const HELP = `npm run load -- [options]
 
 export interface Options {
   duration: number; warmup: number; connections: number | null; short: boolean; only: string[];
+  /** slices per server in an equal-rate run (load/interleave.ts); null: roundsFor(duration) */
+  rounds: number | null;
   url: string | null; echoUrl: string | null; floorUrl: string | null; serverPid: number | null; apiKey: string | null;
   workers: string | null; node: string; startFlags: boolean; serviceDist: string | null; out: string;
 }
@@ -50,7 +55,7 @@ export function fixedAmount(o: Pick<Options, 'short' | 'duration'>): boolean {
 export function options(root: string): Options {
   const { values } = parseArgs({
     options: {
-      duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' },
+      duration: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, rounds: { type: 'string' },
       short: { type: 'boolean', default: false }, only: { type: 'string' },
       url: { type: 'string' }, 'echo-url': { type: 'string' }, 'floor-url': { type: 'string' }, 'server-pid': { type: 'string' },
       'api-key': { type: 'string' }, workers: { type: 'string' }, out: { type: 'string' },
@@ -75,6 +80,7 @@ export function options(root: string): Options {
     short,
     duration: number('duration', values.duration, short ? 0 : 4, 0),
     warmup: number('warmup', values.warmup, short ? 0 : 0.75, 0),
+    rounds: values.rounds === undefined ? null : Math.round(number('rounds', values.rounds, 0, 1)),
     connections: values.connections === undefined ? (short ? 2 : null) : number('connections', values.connections, 0, 1),
     only: values.only?.split(',').filter((s) => s.length > 0) ?? [],
     url: values.url?.replace(/\/+$/, '') ?? null,

@@ -1,5 +1,6 @@
 // the equal-rate runs' part of RESULTS.md and of the console (figures from rates.ts), and their targets (issue 24).
-import { n, tableMd, x } from './markdown.js';
+import { roundSpread } from './interleave.js';
+import { n, tableMd, x, xr } from './markdown.js';
 import type { Target } from './report.js';
 import { ACHIEVED_TOLERANCE, type LoadResults, type PacedFigures, type RateFigures, type RunFigures, type Side } from './results.js';
 
@@ -7,13 +8,18 @@ import { ACHIEVED_TOLERANCE, type LoadResults, type PacedFigures, type RateFigur
 const ECHO_GOALS: Readonly<Record<string, number>> = { small: 1.25, 'small-v2': 1.25, 'small-json': 1.25, batch64: 1.5 };
 const WARN_GOAL = 1.1;
 
-interface Goal { against: 'echo' | 'warn'; max: number; ratio: number | null }
+interface Goal { against: 'echo' | 'warn'; max: number; ratio: number | null; shown: string }
 
 function goalOf(f: RateFigures): Goal | null {
-  if (f.logLevel === 'info') return { against: 'warn', max: WARN_GOAL, ratio: f.warnCpuRatio };
+  if (f.logLevel === 'info') return { against: 'warn', max: WARN_GOAL, ratio: f.warnCpuRatio, shown: warnRatio(f) };
   const max = ECHO_GOALS[f.scenario.slice(f.scenario.indexOf('/') + 1)];
-  return max === undefined ? null : { against: 'echo', max, ratio: f.echoCpuRatio };
+  return max === undefined ? null : { against: 'echo', max, ratio: f.echoCpuRatio, shown: echoRatio(f) };
 }
+
+// the ratios with their rounds' quartiles (load/interleave.ts)
+const echoRatio = (f: RateFigures) => xr(f.echoCpuRatio, roundSpread(f.service.slices, f.echo?.slices));
+const floorRatio = (f: RateFigures) => xr(f.floorCpuRatio, roundSpread(f.service.slices, f.floor?.slices));
+const warnRatio = (f: RateFigures) => xr(f.warnCpuRatio, roundSpread(f.service.slices, f.atWarn?.slices));
 
 const sides = (list: Side[]) => list.join(', ');
 const missedRate = (r: PacedFigures, rate: number) => Math.abs(r.achievedRate / rate - 1) > ACHIEVED_TOLERANCE;
@@ -41,7 +47,7 @@ export function rateTargets(load: LoadResults): Target[] {
     const v = verdict(f, load);
     return [{
       what: `${f.id} server CPU/request ÷ ${goal.against === 'warn' ? 'the service at warn' : 'echo'}, at ${n(f.rate, 0)} req/s`,
-      goal: `≤ ${goal.max.toFixed(2)}×`, measured: v.met === null && v.why !== 'n/a (short run)' ? `${x(goal.ratio)} (${v.why})` : x(goal.ratio), met: v.met,
+      goal: `≤ ${goal.max.toFixed(2)}×`, measured: v.met === null && v.why !== 'n/a (short run)' ? `${goal.shown} (${v.why})` : goal.shown, met: v.met,
     }];
   });
 }
@@ -85,7 +91,7 @@ export function rateSection(load: LoadResults): string {
     const c = cells(f, load, bold);
     return [
       f.id, f.label, String(f.connections), n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, c.saturatedCpu,
-      x(f.echoCpuRatio), x(f.floorCpuRatio), x(f.warnCpuRatio), c.saturatedRatio, c.goal,
+      echoRatio(f), floorRatio(f), warnRatio(f), c.saturatedRatio, c.goal,
       c.verdict.met === false ? bold(c.verdict.why) : c.verdict.why, c.checks,
     ];
   });
@@ -93,9 +99,9 @@ export function rateSection(load: LoadResults): string {
     '## CPU per request at equal offered rates (issue 24)',
     '',
     'Same run, after the saturated scenarios. Each row sends one scenario\'s requests to the service, the echo and the floor at the same offered rate, ' +
-      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second (twice the run's duration of them each), ` +
+      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second (${load.options.rounds ?? 'twice the run\'s duration'} of them each), ` +
       'the servers in turn (A B C, B C A, C A B, …), so a drift of this shared machine falls on all three alike (`load/interleave.ts`). ' +
-      `*CPU ms/req* is the server process's user+system time over its slices ÷ its answers in them, *×echo*, *×floor* the service's ÷ theirs at that rate. ` +
+      `*CPU ms/req* is the server process's user+system time over its slices ÷ its answers in them, *×echo*, *×floor* the service's ÷ theirs at that rate; in brackets, the lower and upper quartile of the same ratio taken round by round (each round's slices a few seconds apart), which says how far the row's ratio can be trusted. ` +
       '*Saturated* is each server\'s req/s and CPU in the closed-loop run of the same scenario above: the rate must be below all three; where it is not, the figure is in bold and the row judges nothing. ' +
       `*Achieved* is answers ÷ the window's seconds, in bold when more than ${Math.round(100 * ACHIEVED_TOLERANCE)} % off the rate. ` +
       '*Answered in* is the share of the window\'s 10 ms slices in which an answer came: autocannon sends each connection\'s share of a second back to back from the start of that second, then waits, ' +
@@ -115,6 +121,6 @@ export function rateTable(load: LoadResults): string[][] {
   const head = ['rate scenario', 'offered', 'achieved s/e/f', 'answered in', 'saturated req/s', 'CPU ms/req', '×echo', '×floor', '×warn', 'sat ×echo', 'goal', 'met'];
   return [head, ...(load.rates ?? []).map((f) => {
     const c = cells(f, load, (s) => `${s}!`);
-    return [f.id, n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, x(f.echoCpuRatio), x(f.floorCpuRatio), x(f.warnCpuRatio), c.saturatedRatio, c.goal, c.verdict.why];
+    return [f.id, n(f.rate, 0), c.achieved, c.busy, c.saturated, c.cpu, echoRatio(f), floorRatio(f), warnRatio(f), c.saturatedRatio, c.goal, c.verdict.why];
   })];
 }

@@ -64,7 +64,7 @@ export async function measureRates(
 ): Promise<RateRuns> {
   const rates: RateFigures[] = [];
   const infoSaturated: InfoSaturatedFigures[] = [];
-  const rounds = fixedAmount(o) ? 1 : roundsFor(o.duration);
+  const rounds = fixedAmount(o) ? 1 : roundsFor(o);
   for (const r of list) {
     const s = r.scenario;
     const samples = samplesOf(s);

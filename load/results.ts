@@ -1,5 +1,6 @@
 // the figures a run writes (load/results.json, load/bench.json) and the report reads.
 import type { LoopDelay } from './event-loop.js';
+import type { Slice } from './interleave.js';
 import type { Machine } from './machine.js';
 
 export interface RunFigures {
@@ -98,6 +99,8 @@ export interface PacedFigures extends RunFigures {
   /** answers (any status) ÷ the window's seconds */
   achievedRate: number;
   busyShare: number;
+  /** each slice's CPU seconds and answers, in round order (load/interleave.ts); absent in runs older than it */
+  slices?: Slice[];
 }
 
 export type Side = 'service' | 'echo' | 'floor';
@@ -196,6 +199,8 @@ export interface LoadResults {
   loadAverage: LoadAverage;
   options: {
     short: boolean; duration: number | null; warmup: number;
+    /** slices per server in each equal-rate run; absent in runs from before it was an option */
+    rounds?: number;
     /** null: each scenario's own (ScenarioFigures.connections) */
     connections: number | null;
     url: string | null; echoUrl: string | null; floorUrl?: string | null; workers: string; node?: string; startFlags?: boolean; serviceDist?: string;

@@ -11,6 +11,7 @@ import { grpcPacedRowsOf, grpcRowsOf, mixedRowsOf, mixedSummary, pacedRowsOf, ro
 import { grpcRateTable } from './grpc-report.js';
 import { measureGrpcRates, measureGrpcScenarios, type GrpcServers } from './grpc-runs.js';
 import { grpcPlan } from './grpc-scenarios.js';
+import { roundsFor } from './interleave.js';
 import { commandLine, machine } from './machine.js';
 import { measure, ratioOf, SETTLE_MAX_MS, type Endpoint } from './measure.js';
 import { measureMixed } from './mixed.js';
@@ -164,7 +165,7 @@ async function main(): Promise<number> {
       kind: 'load', date: new Date().toISOString(), command: commandLine('dist-load/run-load.js'), machine: machine(),
       loadAverage: { start: loadAtStart, end: loadavg()[0] },
       options: {
-        short: o.short, duration: fixedAmount(o) ? null : o.duration, warmup: o.warmup, connections: o.connections,
+        short: o.short, duration: fixedAmount(o) ? null : o.duration, warmup: o.warmup, connections: o.connections, rounds: fixedAmount(o) ? 1 : roundsFor(o),
         url: o.url, echoUrl: o.echoUrl, floorUrl: o.floorUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
         node: o.url === null ? o.node : undefined, startFlags: o.url === null ? o.startFlags : undefined,
         serviceDist: o.serviceDist ?? undefined,

@@ -10,6 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import protobuf from 'protobufjs';
 import { grpcPlan, makeGrpcSample } from '../../load/grpc-scenarios.js';
+import { roundSpread } from '../../load/interleave.js';
 import { rateScenarios } from '../../load/rates.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -106,6 +107,9 @@ describe('load and bench instruments, short mode', () => {
         expect(side.achievedRate, f.id).toBeGreaterThan(0);
         expect(side.busyShare, f.id).toBeGreaterThan(0);
         expect(side.busyShare, f.id).toBeLessThanOrEqual(1);
+        // a short run is one round: one slice, holding every answer and the CPU of the run
+        expect(side.slices.map((c: { answers: number }) => c.answers), f.id).toEqual([side.responses]);
+        expect(side.slices[0].cpu / side.responses, f.id).toBeCloseTo(side.serverCpuPerReq, 12);
       }
       // the saturated rates it is judged against, from the same run (an info run: the info service's own)
       for (const t of info ? ['service'] : ['service', 'echo', 'floor']) expect(f.saturated[t], `${f.id} ${t}`).toBeGreaterThan(0);
@@ -220,6 +224,27 @@ describe('equal-rate scenarios, selected with --only', () => {
     expect(rateScenarios().map((r) => [r.id, r.rate, r.scenario.connections, r.logLevel])).toEqual(RATES.map((id) => [
       id, Number(/@(\d+)/.exec(id)![1]), id.includes('batch64') ? 8 : id.includes('large') ? 4 : 16, id.endsWith('/info') ? 'info' : 'warn',
     ]));
+  });
+});
+
+describe('a row\'s spread over its rounds', () => {
+  // a round's ratio is (cpu a ÷ answers a) ÷ (cpu b ÷ answers b); values worked by hand
+  const b = [1, 1, 1, 1, 1].map((cpu) => ({ cpu, answers: 1000 })); // 1 ms an answer
+  it('is the lower and upper quartile of the round-by-round ratios', () => {
+    // CPU per answer 1, 4, 2, 1.5 and 0.5 ms against b's 1 ms, over different numbers of answers:
+    // sorted 0.5, 1, 1.5, 2, 4, the quartiles at ranks 1 and 3
+    const answers = [500, 1000, 1000, 2000, 1000];
+    const a = [1, 4, 2, 1.5, 0.5].map((msPer, k) => ({ cpu: (msPer / 1000) * answers[k], answers: answers[k] }));
+    expect(roundSpread(a, b)).toEqual({ q1: 1, q3: 2 });
+    // between ranks: four ratios 1, 2, 3, 4 give 1.75 and 3.25
+    expect(roundSpread([1, 2, 3, 4].map((cpu) => ({ cpu, answers: 1000 })), b.slice(0, 4))).toEqual({ q1: 1.75, q3: 3.25 });
+  });
+  it('skips rounds with no answers or no CPU figure, and needs four rounds', () => {
+    const a = [2, 2, 2, 2, 2].map((cpu) => ({ cpu, answers: 1000 }));
+    expect(roundSpread(a, b)).toEqual({ q1: 2, q3: 2 });
+    expect(roundSpread([...a.slice(0, 4), { cpu: 9, answers: 0 }], b)).toEqual({ q1: 2, q3: 2 });
+    expect(roundSpread([{ cpu: null, answers: 1000 }, ...a.slice(1, 4)], b)).toBeNull();
+    expect(roundSpread(a, undefined)).toBeNull();
   });
 });
 
