@@ -8,14 +8,9 @@ const app = await buildApp(config);
 
 const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline: the last answers flush, their connections linger (http/connections.ts, LINGER_MS)
 
-// while draining, answers close their connections, and a connection lingers half-closed until its
-// client has read its last answer (http/connections.ts); a callback hook: an async one costs every
-// answer a promise
-app.connections.track(app.server);
-app.addHook('onSend', (_request, reply, payload, done) => {
-  if (app.service.draining) reply.header('connection', 'close');
-  done(null, payload);
-});
+// while draining, a connection's last answer closes it, and it lingers half-closed until its client
+// has read that answer (http/connections.ts)
+app.connections.track(app);
 
 // the gRPC front end (OIP.md "gRPC") on its own port, over the same engine; GRPC_PORT=off serves none
 let grpc: GrpcFrontEnd | null = null;

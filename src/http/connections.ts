@@ -1,6 +1,7 @@
 // the open HTTP connections and how many requests each has not answered yet, for draining: while the
-// service drains, answers close their connections, and a connection is half-closed (not destroyed)
-// once its answers are out and lingers until its client closes it.
+// service drains, a connection's last unanswered request is answered with `connection: close` (one a
+// client pipelined behind it is answered first, not cut off), and a connection is half-closed (not
+// destroyed) once its answers are out and lingers until its client closes it.
 //
 // Why: close() waits for every connection, and a client's kept-alive one would hold it until it idles
 // out (fastify's keepAliveTimeout is 72 s). Node destroys a connection it closes as soon as the answer
@@ -8,48 +9,68 @@
 // answer short (in a container the port proxy and network go with the process). Half-closing instead
 // lets the client's own close end the connection, so close() resolves once every client has read its
 // answer (bounded by LINGER_MS).
-import type { FastifyBaseLogger } from 'fastify';
-import type { Server } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Socket } from 'node:net';
 import type { ServiceState } from '../engine/admission.js';
 
 const LINGER_MS = 3_000; // for a client to read its last answer and close; within the drain's grace
 
+/** a followed connection: its requests not yet answered, and how many have arrived on it */
+interface Followed { unanswered: number; arrivals: number }
+
 export class Connections {
-  /** every open connection, with the number of its requests not yet answered */
-  private readonly unanswered = new Map<Socket, number>();
+  /** every open connection */
+  private readonly followed = new Map<Socket, Followed>();
   private readonly lingering = new WeakSet<Socket>();
 
   constructor(private readonly service: ServiceState, private readonly log: FastifyBaseLogger) {}
 
-  /** follows `server`'s connections, and makes its closeIdleConnections (called by close(): Node's
-   *  own pre-close step and fastify's) linger rather than destroy */
-  track(server: Server): void {
+  /** follows `app`'s connections once it listens (call before it is ready), makes its server's
+   *  closeIdleConnections (called by close(): Node's own pre-close step and fastify's) linger rather
+   *  than destroy, and, while draining, answers each connection's latest request with `connection:
+   *  close` (Node writes a connection's answers in request order, whichever is ready first) */
+  track(app: FastifyInstance): void {
+    const server = app.server;
+    // a callback hook: an async one costs every answer a promise
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (this.service.draining && this.latest(request.raw.socket, request.arrival)) reply.header('connection', 'close');
+      done(null, payload);
+    });
     server.on('connection', (socket: Socket) => {
-      this.unanswered.set(socket, 0);
-      socket.once('close', () => this.unanswered.delete(socket));
+      this.followed.set(socket, { unanswered: 0, arrivals: 0 });
+      socket.once('close', () => this.followed.delete(socket));
       const destroySoon = socket.destroySoon.bind(socket);
       socket.destroySoon = () => (this.service.draining ? this.linger(socket) : destroySoon());
     });
     server.closeIdleConnections = () => {
-      for (const [socket, count] of this.unanswered) if (count === 0) this.linger(socket);
+      for (const [socket, f] of this.followed) if (f.unanswered === 0) this.linger(socket);
     };
   }
 
-  /** a request came on `socket` (http/request-scope.ts, as it arrives); a connection this does not
-   *  follow (an app that is not listening: inject) is left alone */
-  arrived(socket: Socket): void {
-    const count = this.unanswered.get(socket);
-    if (count !== undefined) this.unanswered.set(socket, count + 1);
+  /** a request came on `socket` (http/request-scope.ts, as it arrives): its number on the connection,
+   *  from 1; 0 on a connection this does not follow (an app that is not listening: inject) */
+  arrived(socket: Socket): number {
+    const f = this.followed.get(socket);
+    if (f === undefined) return 0;
+    f.unanswered++;
+    return ++f.arrivals;
   }
 
   /** its answer is out, or its client went away (the request's close) */
   answered(socket: Socket): void {
-    const count = this.unanswered.get(socket);
-    if (count === undefined) return;
-    this.unanswered.set(socket, count - 1);
-    // an answer whose headers went out before the drain began said keep-alive: end its connection too
-    if (this.service.draining) this.linger(socket);
+    const f = this.followed.get(socket);
+    if (f === undefined) return;
+    f.unanswered--;
+    // an answer whose headers went out before the drain began said keep-alive: end its connection
+    // too, once nothing more on it waits for an answer
+    if (this.service.draining && f.unanswered === 0) this.linger(socket);
+  }
+
+  /** whether request number `arrival` is the latest to have come on `socket` (on a connection this
+   *  does not follow, every request is) */
+  private latest(socket: Socket, arrival: number): boolean {
+    const f = this.followed.get(socket);
+    return f === undefined || f.arrivals === arrival;
   }
 
   /** once per socket: both destroySoon and an answer's end, or two close() calls, may ask */

@@ -3,7 +3,7 @@
 // that ends it: its admission, when a dialect admitted it (http/admission-hook.ts; a close before
 // the answer was written means the client went away, and its queued work is dropped), its lease, its
 // count in the HTTP metrics (when it was answered) and its connection's count of unanswered
-// requests (http/connections.ts). 'close' comes either way: fastify's onResponse does not run for an
+// requests (http/connections.ts, which also numbers it on its connection as it arrives). 'close' comes either way: fastify's onResponse does not run for an
 // answer cut short, and an answer streamed from shared memory would then keep its slabs. One listener
 // here, not an onResponse hook and listeners of their own, as each of those costs every request.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,6 +18,8 @@ declare module 'fastify' {
     lease: Lease;
     /** set by a dialect's admission hook; ended when the request closes */
     admitted: Admitted | null;
+    /** its number on its connection, from 1 (http/connections.ts; 0 when not followed) */
+    arrival: number;
   }
 }
 
@@ -31,13 +33,14 @@ function countAnswer(metrics: Metrics, request: FastifyRequest, reply: FastifyRe
 export function registerRequestScope(app: FastifyInstance, slabs: TensorMemory, metrics: Metrics, connections: Connections): void {
   app.decorateRequest('lease', null as unknown as Lease);
   app.decorateRequest('admitted', null);
+  app.decorateRequest('arrival', 0);
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('x-request-id', request.id);
     const lease = new Lease(slabs);
     request.lease = lease;
     const res = reply.raw;
     const socket = request.raw.socket;
-    connections.arrived(socket);
+    request.arrival = connections.arrived(socket);
     res.on('close', () => {
       request.admitted?.end(res.writableFinished);
       lease.release();

@@ -1,0 +1,79 @@
+// draining with requests pipelined on one connection (http/connections.ts): the connection's latest
+// request is answered with `connection: close`, the ones before it keep-alive, whichever finishes
+// first, so every request the client sent before the drain gets its whole answer, in order, and only
+// then is the connection half-closed. In process, the entry point's tracking on a listening app; the
+// first request held at the fault gate until the drain has begun, the second already answered by then.
+import type { FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+import { closeApp, faultGate } from '../helpers/fault-gate.js';
+import { buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, MSGPACK, msgpackBody, rawConnection, referenceRmsnorm, values, waitFor } from './helpers.js';
+
+let app: FastifyInstance | undefined;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await closeApp(app);
+  app = undefined;
+});
+
+const N = 8;
+const request = (x: Float32Array, headers = '') => {
+  const body = msgpackBody(x, [1, N]);
+  const head = `POST /v1/rmsnorm HTTP/1.1\r\nhost: x\r\ncontent-type: ${MSGPACK}\r\naccept: ${MSGPACK}\r\n${headers}content-length: ${body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), body]);
+};
+
+interface Answer { status: string; headers: Record<string, string>; body: Buffer }
+
+/** the HTTP/1.1 answers in `text` (latin1), one after the other by their content-length */
+function answers(text: string): Answer[] {
+  const out: Answer[] = [];
+  for (let at = 0; at < text.length;) {
+    const end = text.indexOf('\r\n\r\n', at);
+    const [status, ...lines] = text.slice(at, end).split('\r\n');
+    const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const length = Number(headers['content-length']);
+    out.push({ status, headers, body: Buffer.from(text.slice(end + 4, end + 4 + length), 'latin1') });
+    at = end + 4 + length;
+  }
+  return out;
+}
+
+it('draining: of two pipelined requests, the first (finishing last) answers keep-alive, the second connection: close; both whole, in order, then the server\'s FIN', async () => {
+  // every request to the pool (two workers): the first held at the gate, the second computed beside it
+  const sent: number[] = []; // each answer's number on its connection, as fastify sends it
+  app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 }, (a) => {
+    a.connections.track(a);
+    a.addHook('onSend', (req, _reply, payload, done) => {
+      sent.push(req.arrival);
+      done(null, payload);
+    });
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as { port: number }).port;
+  const gate = faultGate(app);
+  const [x1, x2] = [values(N, 1), values(N, 2)];
+
+  const connection = rawConnection(port, sockets);
+  const ended = new Promise<void>((resolve) => connection.socket.once('end', resolve));
+  connection.socket.write(Buffer.concat([request(x1, 'x-test-fault: hold\r\n'), request(x2)]));
+  await gate.held(1);
+  await waitFor('both requests admitted', () => app!.service.inFlight === 2 || undefined);
+  app.service.draining = true; // what SIGTERM does first
+  // the second is answered first (Node holds its bytes until the first's are out)
+  await waitFor('the second request answered', () => sent.includes(2) || undefined);
+  expect(sent).toEqual([2]);
+  gate.open();
+
+  await ended; // a FIN, once both answers are out
+  connection.socket.end();
+  const [first, second, ...more] = answers(await connection.answer);
+  expect(more).toEqual([]);
+  for (const [answer, x] of [[first, x1], [second, x2]] as const) {
+    expect(answer.status).toBe('HTTP/1.1 200 OK');
+    expect(float32Mismatches(float32Of(decodeMsgpack(answer.body).output), referenceRmsnorm(x, N))).toEqual([]);
+  }
+  expect(first.headers.connection).toBe('keep-alive');
+  expect(second.headers.connection).toBe('close');
+});
