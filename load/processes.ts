@@ -21,10 +21,17 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  * - glibc: each socket chunk is a fresh 64 KiB malloc; with the default 128 KiB trim threshold free()
  *   gave the heap's top back to the kernel and the next chunks faulted it in again, 4,000 page faults
  *   per 16 MiB request once the process had served other traffic (25–34 ms of CPU instead of 17–19).
+ *   Setting the trim threshold also fixes glibc's mmap threshold at 128 KiB (it no longer rises after
+ *   a large free), so every 16 MiB buffer grpc-js makes (a message's join, an answer's frame) was a
+ *   fresh mapping, faulted in page by page: ~6,100 faults and 155 ms of CPU a 16 MiB unary call here
+ *   on 2026-11-27 (the bare gRPC floor: 122 ms). With the mmap threshold at 32 MiB (the most glibc's
+ *   own rule raises it to; 16 MiB buffers then come from the heap, reused): ~1,100 faults and 64–81
+ *   ms a call (3 pairs, 0.42–0.69×); /v2 HTTP's 16 MiB unchanged (48–52 ms either way); the resident
+ *   set after the calls 453–515 MiB against 376–467.
  * Figures: load/RESULTS.md, notes.
  */
 export const NODE_FLAGS = ['--initial-old-space-size=96'];
-export const SERVICE_ENV = { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432' };
+export const SERVICE_ENV = { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432:glibc.malloc.mmap_threshold=33554432' };
 
 export interface Spawned {
   name: string;
