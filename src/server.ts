@@ -8,8 +8,8 @@ const app = await buildApp(config);
 
 const DRAIN_GRACE_MS = 5_000; // beyond the longest deadline: the last answers flush, their connections linger (http/connections.ts, LINGER_MS)
 
-// while draining, a connection's last answer closes it, and it lingers half-closed until its client
-// has read that answer (http/connections.ts)
+// while draining, a connection's answer to its latest request closes it, and it lingers half-closed
+// until its client has read that answer (http/connections.ts)
 app.connections.track(app);
 
 // the gRPC front end (OIP.md "gRPC") on its own port, over the same engine; GRPC_PORT=off serves none

@@ -1,6 +1,6 @@
 // the open HTTP connections and how many requests each has not answered yet, for draining: while the
-// service drains, a connection's last unanswered request is answered with `connection: close` (one a
-// client pipelined behind it is answered first, not cut off), and a connection is half-closed (not
+// service drains, a connection's latest request is answered with `connection: close` (those a client
+// pipelined before it keep-alive, so none is cut off), and a connection is half-closed (not
 // destroyed) once its answers are out and lingers until its client closes it.
 //
 // Why: close() waits for every connection, and a client's kept-alive one would hold it until it idles

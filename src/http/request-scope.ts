@@ -3,9 +3,10 @@
 // that ends it: its admission, when a dialect admitted it (http/admission-hook.ts; a close before
 // the answer was written means the client went away, and its queued work is dropped), its lease, its
 // count in the HTTP metrics (when it was answered) and its connection's count of unanswered
-// requests (http/connections.ts, which also numbers it on its connection as it arrives). 'close' comes either way: fastify's onResponse does not run for an
-// answer cut short, and an answer streamed from shared memory would then keep its slabs. One listener
-// here, not an onResponse hook and listeners of their own, as each of those costs every request.
+// requests (http/connections.ts, which also numbers it on its connection as it arrives). 'close'
+// comes either way: fastify's onResponse does not run for an answer cut short, and an answer
+// streamed from shared memory would then keep its slabs. One listener here, not an onResponse hook
+// and listeners of their own, as each of those costs every request.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admitted } from '../engine/admission.js';
 import { Lease } from '../memory/lease.js';
