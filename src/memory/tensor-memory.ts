@@ -76,7 +76,7 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
       if (block === null) throw serviceError('memoryExhausted');
       // the allocator's range is the budget; the system may still refuse the pages (as full as the budget)
       if (!cover(block.offset + block.size)) {
-        allocator.release(block.offset);
+        allocator.release(block.offset, block.size);
         throw serviceError('memoryExhausted');
       }
       return slabAt(block.offset, block.size);
@@ -86,16 +86,16 @@ export function createTensorMemory(limitBytes: number): TensorMemory {
       // pages first, so a grown block is always covered (growing the memory past a block that then
       // cannot extend costs address space only: untouched pages are not resident)
       if (cover(slab.offset + bytes + GRANULE)) {
-        const size = allocator.extend(slab.offset, bytes);
+        const size = allocator.extend(slab.offset, slab.size, bytes);
         if (size !== null) return slabAt(slab.offset, size);
       }
       const moved = pool.acquire(bytes);
       new Uint8Array(moved.memory, moved.offset, keep).set(new Uint8Array(moved.memory, slab.offset, keep));
-      allocator.release(slab.offset);
+      allocator.release(slab.offset, slab.size);
       return moved;
     },
     release(slab) {
-      allocator.release(slab.offset);
+      allocator.release(slab.offset, slab.size);
     },
     limitBytes: limit,
     get reservedBytes() {

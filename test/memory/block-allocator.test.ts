@@ -45,7 +45,7 @@ describe('BlockAllocator', () => {
         } else if ('extend' in step) {
           if (live.length === 0) continue;
           const block = live[step.extend % live.length];
-          const size = allocator.extend(block.offset, block.size + step.by);
+          const size = allocator.extend(block.offset, block.size, block.size + step.by);
           if (size !== null) {
             expect(size).toBeGreaterThanOrEqual(block.size + step.by);
             expect(block.offset + size).toBeLessThanOrEqual(END);
@@ -54,11 +54,11 @@ describe('BlockAllocator', () => {
           }
         } else if (live.length > 0) {
           const [block] = live.splice(step.release % live.length, 1);
-          allocator.release(block.offset);
+          allocator.release(block.offset, block.size);
         }
         expect(allocator.inUseBytes).toBe(live.reduce((sum, b) => sum + b.size, 0));
       }
-      for (const block of live) allocator.release(block.offset);
+      for (const block of live) allocator.release(block.offset, block.size);
       expect(allocator.inUseBytes).toBe(0);
       expect(allocator.largestFree).toBe(END - START);
       expect(allocator.allocate(END - START)).toEqual({ offset: START, size: END - START });
@@ -69,14 +69,25 @@ describe('BlockAllocator', () => {
     const allocator = new BlockAllocator(START, END);
     const burst = Array.from({ length: 16 }, () => allocator.allocate(4 * 1024));
     expect(allocator.allocate(4 * 1024)).toBeNull(); // full
-    for (const block of burst) allocator.release(block!.offset);
+    for (const block of burst) allocator.release(block!.offset, block!.size);
     expect(allocator.allocate(48 * 1024)).toEqual({ offset: START, size: 48 * 1024 });
   });
 
-  it('throws on a release of a block it did not hand out', () => {
+  it('throws on a release of a block it did not hand out, and changes nothing', () => {
     const allocator = new BlockAllocator(START, END);
-    const block = allocator.allocate(100)!;
-    allocator.release(block.offset);
-    expect(() => allocator.release(block.offset)).toThrow(/no block at/);
+    const a = allocator.allocate(100)!;
+    const b = allocator.allocate(100)!;
+    const c = allocator.allocate(100)!;
+    allocator.release(b.offset, b.size);
+    expect(() => allocator.release(b.offset, b.size)).toThrow(/no block at/); // twice, between used blocks
+    allocator.release(a.offset, a.size);
+    expect(() => allocator.release(a.offset, a.size)).toThrow(/no block at/); // twice, merged into a free run
+    expect(() => allocator.release(c.offset, c.size + GRANULE)).toThrow(/no block at/); // reaching into the free top
+    expect(() => allocator.release(c.offset + 1, c.size)).toThrow(/no block at/); // off the granule
+    expect(() => allocator.release(END, GRANULE)).toThrow(/no block at/); // out of range
+    expect(() => allocator.extend(a.offset, a.size, a.size * 2)).toThrow(/no block at/); // a freed block
+    expect(allocator.inUseBytes).toBe(c.size);
+    allocator.release(c.offset, c.size);
+    expect(allocator.largestFree).toBe(END - START);
   });
 });
