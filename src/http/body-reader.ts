@@ -53,7 +53,7 @@ function receive<T>(payload: Readable, contentLength: string | undefined, limits
   if (declared > limits.maxBodyBytes) return done(serviceError('bodyTooLarge'));
   const watch = bodyWatchFor(limits);
   // what the watch sweeps (http/body-watch.ts): the count of bytes in, and the way to give up
-  const arriving: Arriving = { received: 0, fail: (err) => finish(err) };
+  const arriving: Arriving = { received: 0, fail: (err) => finish(err), slot: -1 };
   const finish = (err: Error | null) => {
     watch.delete(arriving);
     payload.removeListener('data', onData);

@@ -2,7 +2,9 @@
 // BODY_IDLE_TIMEOUT_MS, and, after BODY_MIN_RATE_GRACE_MS, at least BODY_MIN_BYTES_PER_S on average.
 // One sweep a few times per idle limit looks at every body still arriving, as Node's own
 // connectionsCheckingInterval does for headers, instead of timers per request: a small body, in with
-// its headers, costs a Map's set and delete, and a large one no timer refresh per chunk. A sweep can
+// its headers, costs a push and a pop, and a large one no timer refresh per chunk. (The bodies are in
+// arrays, each body keeping its place: a Map's entry made and dropped per request reallocated the
+// map's table each time.) A sweep can
 // only be late, never early: progress is stamped at the sweep that sees it, so a body is idle at least
 // as long as the sweep counts, and it is failed within two sweeps after its limit (docs/api.md).
 import { serviceError, type ServiceError } from '../errors.js';
@@ -13,6 +15,8 @@ export interface Arriving {
   received: number;
   /** the reader ends the body with this error (its memory given back) */
   fail(err: ServiceError): void;
+  /** the watch's own: where it keeps the body, -1 while not watched (a new body's value) */
+  slot: number;
 }
 
 interface Watched {
@@ -23,7 +27,9 @@ interface Watched {
 }
 
 export class BodyWatch {
-  private readonly arriving = new Map<Arriving, Watched | null>();
+  /** the bodies arriving, and what the sweeps saw of each (null until the first sweep), alike by index */
+  private readonly bodies: Arriving[] = [];
+  private readonly watched: (Watched | null)[] = [];
   private sweeper: NodeJS.Timeout | null = null;
   private readonly everyMs: number;
 
@@ -34,27 +40,46 @@ export class BodyWatch {
   }
 
   add(body: Arriving): void {
-    this.arriving.set(body, null);
+    if (body.slot >= 0) return;
+    body.slot = this.bodies.length;
+    this.bodies.push(body);
+    this.watched.push(null);
     // a sweep that found nothing stopped the sweeper; nothing to look at, no wake-ups
     if (this.sweeper === null) this.sweeper = setInterval(() => this.sweep(), this.everyMs).unref();
   }
 
   delete(body: Arriving): void {
-    this.arriving.delete(body);
+    const i = body.slot;
+    if (i < 0) return;
+    body.slot = -1;
+    // the last body takes its place
+    const last = this.bodies.length - 1;
+    if (i !== last) {
+      const moved = this.bodies[last];
+      moved.slot = i;
+      this.bodies[i] = moved;
+      this.watched[i] = this.watched[last];
+    }
+    this.bodies.pop();
+    this.watched.pop();
   }
 
   private sweep(): void {
-    if (this.arriving.size === 0) {
+    if (this.bodies.length === 0) {
       clearInterval(this.sweeper!);
       this.sweeper = null;
       return;
     }
     const now = performance.now();
     const { bodyIdleTimeoutMs: idleMs, bodyMinRateGraceMs: graceMs, bodyMinBytesPerSecond: minRate } = this.limits;
-    for (const [body, watched] of this.arriving) {
+    // from the last: a body failed here leaves, and the one that takes its place was swept already
+    for (let i = this.bodies.length - 1; i >= 0; i--) {
+      if (i >= this.bodies.length) continue; // a failure took more than its own body
+      const body = this.bodies[i];
+      const watched = this.watched[i];
       if (watched === null) {
         // first seen now: timed from here (a body is given up to one sweep more, never less)
-        this.arriving.set(body, { firstSeenAt: now, progressAt: now, receivedThen: body.received });
+        this.watched[i] = { firstSeenAt: now, progressAt: now, receivedThen: body.received };
         continue;
       }
       if (body.received !== watched.receivedThen) {
@@ -74,10 +99,14 @@ export class BodyWatch {
 }
 
 const watches = new WeakMap<BodyLimits, BodyWatch>();
+/** the last one asked for: a process serves one app, so most lookups end here, not in the WeakMap */
+let last: { limits: BodyLimits; watch: BodyWatch } | null = null;
 
 /** the one watch of an app's limits (its config object) */
 export function bodyWatchFor(limits: BodyLimits): BodyWatch {
+  if (last !== null && last.limits === limits) return last.watch;
   let watch = watches.get(limits);
   if (watch === undefined) watches.set(limits, (watch = new BodyWatch(limits)));
+  last = { limits, watch };
   return watch;
 }

@@ -11,7 +11,7 @@ afterEach(() => vi.useRealTimers());
 /** a body as the reader makes it: failing ends it, so the watch lets go of it */
 function body(watch: BodyWatch): Arriving & { failures: ServiceError[] } {
   const failures: ServiceError[] = [];
-  const arriving = { received: 0, failures, fail: (err: ServiceError) => { failures.push(err); watch.delete(arriving); } };
+  const arriving = { received: 0, slot: -1, failures, fail: (err: ServiceError) => { failures.push(err); watch.delete(arriving); } };
   return arriving;
 }
 
@@ -54,4 +54,22 @@ it('after the grace, a body slower than the minimum rate fails; one at the rate 
   }
   expect(fast.failures).toEqual([]);
   expect(slow.failures.map((e) => e.code)).toEqual(['NORM_ERR_BODY_TOO_SLOW']);
+});
+
+it('among many bodies, those that stall fail and the rest do not, whichever leave meanwhile', () => {
+  const watch = new BodyWatch({ maxBodyBytes: 1 << 20, bodyIdleTimeoutMs: 400, bodyMinRateGraceMs: 60_000, bodyMinBytesPerSecond: 0 });
+  const bodies = Array.from({ length: 7 }, () => body(watch));
+  for (const b of bodies) watch.add(b);
+  const stalls = new Set([0, 3, 6]); // the first, a middle one and the last: each failure moves another into its place
+  watch.delete(bodies[4]); // one in, in the middle, before any sweep
+  for (let t = 0; t < 10; t++) {
+    bodies.forEach((b, i) => { if (!stalls.has(i)) b.received += 10; });
+    vi.advanceTimersByTime(100);
+  }
+  expect(bodies.map((b) => b.failures.map((e) => e.code))).toEqual(
+    bodies.map((_, i) => (stalls.has(i) ? ['NORM_ERR_BODY_STALLED'] : [])),
+  );
+  // the rest stall too once they stop: each fails once, the deleted one never
+  vi.advanceTimersByTime(1_000);
+  expect(bodies.map((b) => b.failures.length)).toEqual([1, 1, 1, 1, 0, 1, 1]);
 });
