@@ -4,16 +4,21 @@
 // fall on both alike. Each slice is an autocannon run at --rate; a server's CPU per answer is its
 // process's user + system time over its slices (/proc) ÷ its answers. Prints each pair's ratio, their
 // median and quartiles, and B ÷ A over all slices.
-//   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch] [--rate 3000] [--pairs 30] [--log-level warn]
+//   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch|grpc-unary|grpc-stream] [--rate 3000] [--pairs 30] [--log-level warn]
 // `--a`/`--b`: a build's dist folder (its server.js is started as `npm start` does), or `echo` or
-// `floor` (load/echo-server.ts, load/floor-server.ts); `--a-node-options`/`--b-node-options`: a
-// NODE_OPTIONS for that server alone (e.g. a V8 flag's before/after on one build).
+// `floor` (load/echo-server.ts, load/floor-server.ts; for the gRPC kinds `floor` is
+// load/grpc-floor-server.ts); `--a-node-options`/`--b-node-options`: a NODE_OPTIONS for that server
+// alone (e.g. a V8 flag's before/after on one build). The gRPC kinds send the suite's small gRPC
+// scenario's message with its own client (load/grpc-load.ts), one call a connection or one request in
+// flight a stream, the requests spread evenly over each slice.
 import autocannon, { type Result } from 'autocannon';
 import { Packr } from 'msgpackr';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuSeconds, killAll, spawnServer, type Spawned } from './processes.js';
+import { runGrpcLoad } from './grpc-load.js';
+import { grpcPlan, makeGrpcSample } from './grpc-scenarios.js';
+import { cpuSeconds, killAll, spawnServer, type Listens, type Spawned } from './processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,7 +36,11 @@ const sliceSeconds = Number(values['slice-seconds']);
 const connections = Number(values.connections ?? (kind === 'batch' ? 8 : 16));
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const scriptOf = (which: string) => (which === 'echo' || which === 'floor' ? `${here}${which}-server.js` : `${resolve(which)}/server.js`);
+const grpcMode = kind === 'grpc-unary' ? 'unary' : kind === 'grpc-stream' ? 'stream' : null;
+const scriptOf = (which: string) => {
+  if (which === 'floor' && grpcMode !== null) return `${here}grpc-floor-server.js`;
+  return which === 'echo' || which === 'floor' ? `${here}${which}-server.js` : `${resolve(which)}/server.js`;
+};
 
 // one 1×768 float32 rmsnorm (64 of them for a batch), as the suite's small scenarios send it
 const N = 768;
@@ -46,12 +55,19 @@ function request(): { path: string; headers: Record<string, string>; body: Buffe
     const header = Buffer.from(JSON.stringify({ inputs: [{ name: 'input', shape: [1, N], datatype: 'FP32', parameters: { binary_data_size: data.length } }], parameters: { binary_data_output: true } }));
     return { path: '/v2/models/rmsnorm/infer', headers: { 'content-type': 'application/octet-stream', 'inference-header-content-length': String(header.length) }, body: Buffer.concat([header, data]) };
   }
-  throw new Error(`--kind ${kind}: msgpack, v2, json or batch`);
+  if (grpcMode !== null) return { path: '', headers: {}, body: '' };
+  throw new Error(`--kind ${kind}: msgpack, v2, json, batch, grpc-unary or grpc-stream`);
 }
 const { path, headers, body } = request();
+const grpcMessage = grpcMode === null ? null : makeGrpcSample(grpcPlan([`rmsnorm/small-grpc-${grpcMode}`]).scenarios[0], 1).message;
 
-/** answers (2xx) of one slice at the offered rate; anything else fails the run */
+/** answers (2xx, gRPC OK) of one slice at the offered rate; anything else fails the run */
 async function slice(server: Spawned, seconds: number): Promise<number> {
+  if (grpcMode !== null) {
+    const r = await runGrpcLoad({ target: server.grpc!, mode: grpcMode, message: grpcMessage!, connections, rate, durationMs: seconds * 1000 });
+    if (r.errors > 0) throw new Error(`${server.name}: ${r.errors} gRPC errors (${JSON.stringify(r.statuses)})`);
+    return r.ok;
+  }
   const result = await new Promise<Result>((done, fail) => {
     autocannon({ url: `${server.base}${path}`, method: 'POST', headers, body, connections, duration: seconds, overallRate: rate }, (err, r) => (err ? fail(err) : done(r)));
   });
@@ -60,10 +76,12 @@ async function slice(server: Spawned, seconds: number): Promise<number> {
 }
 
 process.on('exit', killAll);
+/** what a server listens on: the gRPC floor gRPC alone, the service both for the gRPC kinds */
+const listens = (which: string): Listens => (grpcMode === null ? 'http' : which === 'floor' ? 'grpc' : 'http+grpc');
 const nodeOptions = (given: string | undefined): Record<string, string> => (given === undefined ? {} : { NODE_OPTIONS: given });
 const servers = [
-  await spawnServer('A', scriptOf(values.a), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['a-node-options']) }, undefined, 'ignore'),
-  await spawnServer('B', scriptOf(values.b), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['b-node-options']) }, undefined, 'ignore'),
+  await spawnServer('A', scriptOf(values.a), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['a-node-options']) }, undefined, 'ignore', listens(values.a)),
+  await spawnServer('B', scriptOf(values.b), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['b-node-options']) }, undefined, 'ignore', listens(values.b)),
 ];
 try {
   for (const server of servers) await slice(server, 2); // warm-up

@@ -14,6 +14,7 @@ import { encodeStreamError } from './infer-codec.js';
 import { InferFailure, type InferAnswer } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
+import { SmallSet } from '../small-set.js';
 
 /** requests of one stream read and not yet answered (handed to grpc-js), at most */
 export const WINDOW = 32;
@@ -46,9 +47,9 @@ function resetStream(call: ServerDuplexStream<ModelInferRequest, Buffer>): void 
 
 export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>, deps: StreamDeps): { drain(): void } {
   const failFast = call.metadata.get('triton_grpc_error')[0] === 'true';
-  const working = new Set<Admitted>();
+  const working = new SmallSet<Admitted>();
   /** answers handed to call.write whose callback has not come: released when the stream stops */
-  const sending = new Set<() => void>();
+  const sending = new SmallSet<() => void>();
   let held = 0; // requests read whose answer grpc-js has not taken yet
   let computing = 0; // requests read whose outcome is not written yet
   let tail: Promise<void> = Promise.resolve();
@@ -67,7 +68,7 @@ export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>,
     reading = false;
     if (stall !== null) clearTimeout(stall);
     clearTimeout(deadline);
-    for (const admitted of working) admitted.end(false);
+    for (const admitted of working.values()) admitted.end(false);
     deps.ended(code);
     if (abort) {
       dropSending();
@@ -77,7 +78,7 @@ export function serveStream(call: ServerDuplexStream<ModelInferRequest, Buffer>,
   };
   /** the answers grpc-js never took: their memory and slots go */
   const dropSending = () => {
-    for (const release of [...sending]) release();
+    for (const release of sending.values()) release();
   };
   /** once every read request is answered: the stream ends OK (client done) or UNAVAILABLE (draining) */
   const settle = () => {
