@@ -4,9 +4,9 @@
 // connectionsCheckingInterval does for headers, instead of timers per request: a small body, in with
 // its headers, costs a push and a pop, and a large one no timer refresh per chunk. (The bodies are in
 // arrays, each body keeping its place: a Map's entry made and dropped per request reallocated the
-// map's table each time.) A sweep can
-// only be late, never early: progress is stamped at the sweep that sees it, so a body is idle at least
-// as long as the sweep counts, and it is failed within two sweeps after its limit (docs/api.md).
+// map's table each time.) A sweep can only be late, never early: progress is stamped at the sweep
+// that sees it, so a body is idle at least as long as the sweep counts, and it is failed within two
+// sweeps after its limit (docs/api.md).
 import { serviceError, type ServiceError } from '../errors.js';
 import type { BodyLimits } from './body-reader.js';
 
