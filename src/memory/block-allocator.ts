@@ -7,49 +7,58 @@
 // twice a small request, reallocated its table each time: ~0.6 µs a request, perf), and a block that
 // is not between two free runs, a double release, is refused all the same.
 //
+// The free runs count granules, not bytes: a 4 GiB range's top run in bytes is past V8's small
+// integers (2^31), so its field held a double, and object literals of the same keys share V8's maps:
+// the `{ offset, size }` handed out inherited the double field, then slabs, job offsets and the free
+// runs' offsets did too, each read boxing a number and the code optimized for small integers
+// deoptimizing (`--trace-generalization` after one 16 MiB request; small requests cost 10-50 % more
+// afterwards). In granules every count is a small integer, and the runs' keys are their own.
+//
 // @thi.ng/malloc's MemPool was weighed: it keeps its block headers inside the buffer, next to the tensor
 // data the workers write, and takes a fixed buffer, where ours grows a wasm memory as blocks reach it.
 
 /** blocks start and end on this many bytes: a cache line, more than any SIMD load or Float64Array needs */
 export const GRANULE = 64;
 
+/** a free run: granules from `first`, `count` of them */
 interface Free {
-  offset: number;
-  size: number;
+  first: number;
+  count: number;
 }
 
 export class BlockAllocator {
-  /** free blocks, sorted by offset, never touching each other (they would have been merged) */
+  /** free runs, sorted by address, never touching each other (they would have been merged) */
   private readonly free: Free[];
   private usedBytes = 0;
-  private readonly start: number;
-  private readonly end: number;
+  /** the range in granules: [first, last) */
+  private readonly first: number;
+  private readonly last: number;
 
   constructor(start: number, end: number) {
-    this.start = roundUp(start);
-    this.end = this.start + roundDown(Math.max(0, end - this.start));
-    this.free = this.end > this.start ? [{ offset: this.start, size: this.end - this.start }] : [];
+    this.first = Math.ceil(start / GRANULE);
+    this.last = Math.max(this.first, Math.floor(end / GRANULE));
+    this.free = this.last > this.first ? [{ first: this.first, count: this.last - this.first }] : [];
   }
 
   /** the offset of a block of at least `bytes` (rounded up to the granule), or null when none fits */
   allocate(bytes: number): { offset: number; size: number } | null {
-    const size = roundUp(Math.max(bytes, 1));
+    const count = granules(Math.max(bytes, 1));
     let best = -1;
     for (let i = 0; i < this.free.length; i++) {
-      const candidate = this.free[i].size;
+      const candidate = this.free[i].count;
       // best fit, the lower address on a tie: small requests fill holes and the top stays whole
-      if (candidate >= size && (best < 0 || candidate < this.free[best].size)) best = i;
+      if (candidate >= count && (best < 0 || candidate < this.free[best].count)) best = i;
     }
     if (best < 0) return null;
-    const block = this.free[best];
-    const offset = block.offset;
-    if (block.size === size) this.removeFree(best);
+    const run = this.free[best];
+    const first = run.first;
+    if (run.count === count) this.removeFree(best);
     else {
-      block.offset += size;
-      block.size -= size;
+      run.first += count;
+      run.count -= count;
     }
-    this.usedBytes += size;
-    return { offset, size };
+    this.usedBytes += count * GRANULE;
+    return { offset: first * GRANULE, size: count * GRANULE };
   }
 
   /**
@@ -58,35 +67,39 @@ export class BlockAllocator {
    */
   extend(offset: number, size: number, bytes: number): number | null {
     const i = this.handedOut(offset, size);
-    const want = roundUp(bytes);
-    if (want <= size) return size;
+    const first = offset / GRANULE;
+    const count = size / GRANULE;
+    const more = granules(bytes) - count;
+    if (more <= 0) return size;
     const next = i < this.free.length ? this.free[i] : null;
-    if (next === null || next.offset !== offset + size || next.size < want - size) return null;
-    if (next.size === want - size) this.removeFree(i);
+    if (next === null || next.first !== first + count || next.count < more) return null;
+    if (next.count === more) this.removeFree(i);
     else {
-      next.offset += want - size;
-      next.size -= want - size;
+      next.first += more;
+      next.count -= more;
     }
-    this.usedBytes += want - size;
-    return want;
+    this.usedBytes += more * GRANULE;
+    return (count + more) * GRANULE;
   }
 
   /** gives back the block at `offset` of `size` bytes (as allocate or extend gave it) */
   release(offset: number, size: number): void {
     const lo = this.handedOut(offset, size);
     this.usedBytes -= size;
+    const first = offset / GRANULE;
+    const count = size / GRANULE;
     const before = lo > 0 ? this.free[lo - 1] : null;
     const after = lo < this.free.length ? this.free[lo] : null;
-    const joinsBefore = before !== null && before.offset + before.size === offset;
-    const joinsAfter = after !== null && offset + size === after.offset;
+    const joinsBefore = before !== null && before.first + before.count === first;
+    const joinsAfter = after !== null && first + count === after.first;
     if (joinsBefore && joinsAfter) {
-      before.size += size + after.size;
+      before.count += count + after.count;
       this.removeFree(lo);
-    } else if (joinsBefore) before.size += size;
+    } else if (joinsBefore) before.count += count;
     else if (joinsAfter) {
-      after.offset = offset;
-      after.size += size;
-    } else this.insertFree(lo, { offset, size });
+      after.first = first;
+      after.count += count;
+    } else this.insertFree(lo, { first, count });
   }
 
   // the free list's edits, by hand: splice makes an array of what it removes on every call, and a
@@ -108,23 +121,25 @@ export class BlockAllocator {
    *  to be a block this could have handed out: in range, on the granule and overlapping no free run.
    *  Anything else, a double release above all, is a bug, not input: it throws */
   private handedOut(offset: number, size: number): number {
-    const lo = this.firstFreeAt(offset);
+    const first = offset / GRANULE;
+    const end = first + size / GRANULE;
+    const fits = Number.isInteger(first) && Number.isInteger(end) && end > first && first >= this.first && end <= this.last;
+    const lo = fits ? this.firstFreeAt(first) : 0;
     const before = lo > 0 ? this.free[lo - 1] : null;
     const after = lo < this.free.length ? this.free[lo] : null;
-    const fits = offset >= this.start && offset + size <= this.end && size > 0 && offset % GRANULE === 0 && size % GRANULE === 0;
-    if (!fits || (before !== null && before.offset + before.size > offset) || (after !== null && offset + size > after.offset)) {
+    if (!fits || (before !== null && before.first + before.count > first) || (after !== null && end > after.first)) {
       throw new Error(`block allocator: no block at ${offset} of ${size} bytes`);
     }
     return lo;
   }
 
-  /** the index of the first free block at or above `offset` */
-  private firstFreeAt(offset: number): number {
+  /** the index of the first free run at or above granule `first` */
+  private firstFreeAt(first: number): number {
     let lo = 0;
     let hi = this.free.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.free[mid].offset < offset) lo = mid + 1;
+      if (this.free[mid].first < first) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -137,9 +152,9 @@ export class BlockAllocator {
 
   /** the largest block allocate() could hand out now */
   get largestFree(): number {
-    return this.free.reduce((largest, block) => Math.max(largest, block.size), 0);
+    return this.free.reduce((largest, run) => Math.max(largest, run.count), 0) * GRANULE;
   }
 }
 
-const roundUp = (bytes: number) => Math.ceil(bytes / GRANULE) * GRANULE;
-const roundDown = (bytes: number) => Math.floor(bytes / GRANULE) * GRANULE;
+/** the granules that hold `bytes` */
+const granules = (bytes: number) => Math.ceil(bytes / GRANULE);
