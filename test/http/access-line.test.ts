@@ -1,0 +1,65 @@
+// the access line put together by hand (http/access-log.ts) against the line pino itself writes for
+// log.info({ reqId, req, res, responseTime }, 'request completed') with fastify's own serializers: the
+// same text, byte for byte, for any method, url, host, address, port, status and time (fast-check).
+import { createRequire } from 'node:module';
+import fc from 'fast-check';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { pino } from 'pino';
+import { expect, it } from 'vitest';
+import { accessLine } from '../../src/http/access-log.js';
+
+// fastify's serializers for req and res, as its pino logger has them (not exported from its index)
+const { serializers } = createRequire(import.meta.url)('fastify/lib/logger-pino.js') as { serializers: pino.LoggerOptions['serializers'] };
+
+function logger(): { log: pino.Logger; written: string[] } {
+  const written: string[] = [];
+  const log = pino({ serializers, timestamp: () => ',"time":1795800000123' }, { write: (line: string) => written.push(line) });
+  return { log, written };
+}
+
+// what fastify's request ids can be: a caller's X-Request-Id when it matches app.ts's pattern, else a UUID
+const requestId = fc.oneof(fc.uuid(), fc.stringMatching(/^[\w.:-]{1,128}$/));
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const anyText = fc.string({ unit: 'binary', maxLength: 150 });
+
+const requests = fc.record({
+  id: requestId,
+  method: fc.constantFrom('POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH'),
+  url: anyText,
+  version: maybe(anyText),
+  host: maybe(anyText),
+  ip: maybe(fc.oneof(fc.ipV4(), fc.ipV6())),
+  port: maybe(fc.integer({ min: 0, max: 65535 })),
+  hasSocket: fc.boolean(),
+  statusCode: fc.integer({ min: 100, max: 599 }),
+  elapsedTime: fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constant(0), fc.constant(Number.NaN)),
+});
+
+it('is the line pino writes with fastify\'s serializers', () => {
+  fc.assert(
+    fc.property(requests, (r) => {
+      const request = {
+        id: r.id, method: r.method, url: r.url, host: r.host, ip: r.ip,
+        headers: r.version === undefined ? {} : { 'accept-version': r.version },
+        socket: r.hasSocket ? { remotePort: r.port } : undefined,
+      } as unknown as FastifyRequest;
+      const reply = { statusCode: r.statusCode, elapsedTime: r.elapsedTime } as unknown as FastifyReply;
+      const { log, written } = logger();
+      log.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      expect(written).toHaveLength(1);
+      expect(accessLine(log as unknown as FastifyBaseLogger, 'reqId', request, reply)).toBe(written[0]);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+it('carries the logger\'s own bindings and a label of another name', () => {
+  const { log, written } = logger();
+  const child = log.child({ scope: 'v1' });
+  const request = { id: 'abc-1', method: 'POST', url: '/v1/rmsnorm', host: 'h:1', ip: '127.0.0.1', headers: {}, socket: { remotePort: 4000 } } as unknown as FastifyRequest;
+  const reply = { statusCode: 200, elapsedTime: 1.5 } as unknown as FastifyReply;
+  child.info({ requestId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  const line = accessLine(child as unknown as FastifyBaseLogger, 'requestId', request, reply);
+  expect(line).toBe(written[0]);
+  expect(JSON.parse(line)).toMatchObject({ level: 30, scope: 'v1', requestId: 'abc-1', req: { method: 'POST', url: '/v1/rmsnorm', host: 'h:1', remoteAddress: '127.0.0.1', remotePort: 4000 }, res: { statusCode: 200 }, responseTime: 1.5, msg: 'request completed' });
+});
