@@ -98,7 +98,8 @@ export function rateSection(load: LoadResults): string {
   return [
     '## CPU per request at equal offered rates (issue 24)',
     '',
-    'Same run, after the saturated scenarios. Each row sends one scenario\'s requests to the service, the echo and the floor at the same offered rate, ' +
+    'Same run, after the saturated scenarios, on a service, an echo and a floor of their own, started with the others and idle until then, so that every server of a row has served the same requests before it ' +
+      '(after the saturated runs, 16 MiB bodies and gRPC among them, the service costs more per small request than a fresh one: see the notes). Each row sends one scenario\'s requests to the service, the echo and the floor at the same offered rate, ' +
       `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second (${load.options.rounds ?? 'twice the run\'s duration'} of them each), ` +
       'the servers in turn (A B C, B C A, C A B, …), so a drift of this shared machine falls on all three alike (`load/interleave.ts`). ' +
       `*CPU ms/req* is the server process's user+system time over its slices ÷ its answers in them, *×echo*, *×floor* the service's ÷ theirs at that rate; in brackets, the lower and upper quartile of the same ratio taken round by round (each round's slices a few seconds apart), which says how far the row's ratio can be trusted. ` +
@@ -106,7 +107,7 @@ export function rateSection(load: LoadResults): string {
       `*Achieved* is answers ÷ the window's seconds, in bold when more than ${Math.round(100 * ACHIEVED_TOLERANCE)} % off the rate. ` +
       '*Answered in* is the share of the window\'s 10 ms slices in which an answer came: autocannon sends each connection\'s share of a second back to back from the start of that second, then waits, ' +
       'so the arrivals come as one burst a second, served at each server\'s own saturated pace; spread evenly they would read near 100 %. ' +
-      'The `/info` rows are a second service process at its default `LOG_LEVEL=info` (its log to /dev/null; its saturated figures its own) measured side by side with the service at warn, cells *info / warn*; *×warn* the info one\'s CPU per request ÷ the warn one\'s.',
+      'The `/info` rows are another service process at its default `LOG_LEVEL=info` (its log to /dev/null; its saturated figures its own, measured just before) side by side with the rows\' service at warn, cells *info / warn*; *×warn* the info one\'s CPU per request ÷ the warn one\'s.',
     '',
     tableMd(
       ['scenario', 'request', 'conns', 'offered req/s', 'achieved req/s', 'answered in', 'saturated req/s', 'CPU ms/req', 'saturated CPU ms/req', '×echo CPU', '×floor CPU', '×warn CPU', 'saturated ×echo CPU', 'goal', 'met', 'spot checks'],

@@ -2,7 +2,8 @@
 // same fixed offered rates, each below every server's saturated rate in the same run, so a slower
 // server's CPU per answer is its own work and not also what a saturated closed loop costs it; and
 // the service at its default LOG_LEVEL=info at the small msgpack rates, against itself at warn. The
-// servers of a row are measured side by side in slices (load/interleave.ts).
+// servers of a row are measured side by side in slices (load/interleave.ts). When the suite spawns its
+// servers, these rows have a service, echo and floor of their own (load/run-load.ts).
 // Ids `rmsnorm/small@2000`, `rmsnorm/small@2000/info`: `--only @` picks them all.
 import { interleave, roundsFor } from './interleave.js';
 import { measure, pacedRun, type Endpoint } from './measure.js';

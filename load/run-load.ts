@@ -84,6 +84,8 @@ async function main(): Promise<number> {
     let floor: Endpoint | null;
     let info: Endpoint | null = null;
     let grpcServers: GrpcServers | null = null;
+    /** the servers of the equal-rate rows: the same as the rest, unless spawned for them (below) */
+    let rateServers: { service: Endpoint; echo: Endpoint | null; floor: Endpoint | null } | null = null;
     if (o.url !== null) {
       service = { target: 'service', base: o.url, pid: o.serverPid };
       echo = o.echoUrl === null ? null : { target: 'echo', base: o.echoUrl, pid: null };
@@ -95,6 +97,20 @@ async function main(): Promise<number> {
       const script = join(snapshotService(o.serviceDist ?? join(ROOT, 'dist')), 'dist', 'server.js');
       const svc = await spawnServer('service', script, env, runtime, 'pipe', grpc.scenarios.length > 0 ? 'http+grpc' : 'http');
       spawned.push(svc);
+      if (rates.length > 0) {
+        // the equal-rate rows get servers of their own, idle until then: every server of a row has
+        // served the same requests before it. After the saturated runs (16 MiB bodies, gRPC, mixed
+        // load) the service costs more per small request than a fresh one (load/RESULTS.md), and the
+        // info service beside it would be fresh
+        const of = (x: Spawned, target: Target): Endpoint => ({ target, base: x.base, pid: x.pid });
+        const own = [
+          await spawnServer('service-rates', script, env, runtime, 'pipe'),
+          await spawnServer('echo-rates', join(ROOT, 'dist-load', 'echo-server.js'), {}, runtime),
+          await spawnServer('floor-rates', join(ROOT, 'dist-load', 'floor-server.js'), {}, runtime),
+        ];
+        spawned.push(...own);
+        rateServers = { service: of(own[0], 'service'), echo: of(own[1], 'echo'), floor: of(own[2], 'floor') };
+      }
       if (rates.some((r) => r.logLevel === 'info')) {
         // the service at its default log level, as npm start and the image run it; its log to /dev/null
         const inf = await spawnServer('service-info', script, { ...env, LOG_LEVEL: 'info' }, runtime, 'ignore');
@@ -156,7 +172,7 @@ async function main(): Promise<number> {
 
     const grpcFigures = grpcServers === null ? [] : await measureGrpcScenarios(grpc.scenarios, grpcServers, figures, checksPerRun, o, (f) => print(grpcRowsOf(f)));
 
-    const paced = await measureRates(rates, { service, echo, floor, info }, figures, samplesOf, o, (f) => print(pacedRowsOf(f)));
+    const paced = await measureRates(rates, { ...(rateServers ?? { service, echo, floor }), info }, figures, samplesOf, o, (f) => print(pacedRowsOf(f)));
     const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, grpcServers, service, samplesOf, grpcFigures, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
 
     process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...grpcFigures.flatMap(grpcRowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
