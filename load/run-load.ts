@@ -86,6 +86,7 @@ async function main(): Promise<number> {
     let grpcServers: GrpcServers | null = null;
     /** the servers of the equal-rate rows: the same as the rest, unless spawned for them (below) */
     let rateServers: { service: Endpoint; echo: Endpoint | null; floor: Endpoint | null } | null = null;
+    let rateGrpcServers: GrpcServers | null = null;
     if (o.url !== null) {
       service = { target: 'service', base: o.url, pid: o.serverPid };
       echo = o.echoUrl === null ? null : { target: 'echo', base: o.echoUrl, pid: null };
@@ -97,19 +98,24 @@ async function main(): Promise<number> {
       const script = join(snapshotService(o.serviceDist ?? join(ROOT, 'dist')), 'dist', 'server.js');
       const svc = await spawnServer('service', script, env, runtime, 'pipe', grpc.scenarios.length > 0 ? 'http+grpc' : 'http');
       spawned.push(svc);
-      if (rates.length > 0) {
+      if (rates.length + grpc.rates.length > 0) {
         // the equal-rate rows get servers of their own, idle until then: every server of a row has
         // served the same requests before it. After the saturated runs (16 MiB bodies, gRPC, mixed
         // load) the service costs more per small request than a fresh one (load/RESULTS.md), and the
         // info service beside it would be fresh
         const of = (x: Spawned, target: Target): Endpoint => ({ target, base: x.base, pid: x.pid });
         const own = [
-          await spawnServer('service-rates', script, env, runtime, 'pipe'),
+          await spawnServer('service-rates', script, env, runtime, 'pipe', grpc.rates.length > 0 ? 'http+grpc' : 'http'),
           await spawnServer('echo-rates', join(ROOT, 'dist-load', 'echo-server.js'), {}, runtime),
           await spawnServer('floor-rates', join(ROOT, 'dist-load', 'floor-server.js'), {}, runtime),
         ];
         spawned.push(...own);
         rateServers = { service: of(own[0], 'service'), echo: of(own[1], 'echo'), floor: of(own[2], 'floor') };
+        if (grpc.rates.length > 0) {
+          const gfl = await spawnServer('grpc-floor-rates', join(ROOT, 'dist-load', 'grpc-floor-server.js'), {}, runtime, 'ignore', 'grpc');
+          spawned.push(gfl);
+          rateGrpcServers = { service: { target: 'service', address: own[0].grpc!, pid: own[0].pid, base: own[0].base }, floor: { target: 'floor', address: gfl.grpc!, pid: gfl.pid, base: null } };
+        }
       }
       if (rates.some((r) => r.logLevel === 'info')) {
         // the service at its default log level, as npm start and the image run it; its log to /dev/null
@@ -173,7 +179,7 @@ async function main(): Promise<number> {
     const grpcFigures = grpcServers === null ? [] : await measureGrpcScenarios(grpc.scenarios, grpcServers, figures, checksPerRun, o, (f) => print(grpcRowsOf(f)));
 
     const paced = await measureRates(rates, { ...(rateServers ?? { service, echo, floor }), info }, figures, samplesOf, o, (f) => print(pacedRowsOf(f)));
-    const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, grpcServers, service, samplesOf, grpcFigures, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
+    const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, rateGrpcServers ?? grpcServers, rateServers?.service ?? service, samplesOf, grpcFigures, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
 
     process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...grpcFigures.flatMap(grpcRowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
     for (const m of mixed) process.stdout.write(mixedSummary(m));
