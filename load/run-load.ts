@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { grpcPacedRowsOf, grpcRowsOf, mixedRowsOf, mixedSummary, pacedRowsOf, rowsOf, table, textTable } from './console-table.js';
 import { grpcRateTable } from './grpc-report.js';
 import { measureGrpcRates, measureGrpcScenarios, type GrpcServers } from './grpc-runs.js';
-import { grpcPlan } from './grpc-scenarios.js';
+import { grpcPlan, type GrpcRateScenario } from './grpc-scenarios.js';
 import { roundsFor } from './interleave.js';
 import { commandLine, machine } from './machine.js';
 import { measure, ratioOf, SETTLE_MAX_MS, type Endpoint } from './measure.js';
@@ -20,7 +20,7 @@ import { killAll, spawnServer, type Spawned } from './processes.js';
 import { rateTable } from './rates-report.js';
 import { measureRates, rateScenarios } from './rates.js';
 import { writeReport } from './report.js';
-import type { LoadResults, MixedFigures, RunFigures, ScenarioFigures } from './results.js';
+import type { GrpcRateFigures, LoadResults, MixedFigures, RunFigures, ScenarioFigures } from './results.js';
 import { makeSample, scenarios, type Scenario, type Target } from './scenarios.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,6 +28,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // shows), plus the run's own body
 const SPOT_CHECKS = 3;
 const SPOT_CHECKS_SHORT = 1;
+/** the largest tensor whose equal-rate rows run on servers of their own (below) */
+const FRESH_ROW_MAX_BYTES = 1024 * 1024;
 
 /**
  * a private copy of the built service, so a rebuild of dist/ by other work on this machine
@@ -179,7 +181,15 @@ async function main(): Promise<number> {
     const grpcFigures = grpcServers === null ? [] : await measureGrpcScenarios(grpc.scenarios, grpcServers, figures, checksPerRun, o, (f) => print(grpcRowsOf(f)));
 
     const paced = await measureRates(rates, { ...(rateServers ?? { service, echo, floor }), info }, figures, samplesOf, o, (f) => print(pacedRowsOf(f)));
-    const grpcRates = grpcServers === null ? [] : await measureGrpcRates(grpc.rates, rateGrpcServers ?? grpcServers, rateServers?.service ?? service, samplesOf, grpcFigures, checksPerRun, o, (f) => print(grpcPacedRowsOf(f)));
+    // rows of small requests on the equal-rate servers; rows of large ones on the servers that have just
+    // served them saturated, as a fresh process pays for first touching the memory 16 MiB messages take
+    // (a fresh gRPC floor's call cost 92 ms, against 44 after the saturated runs)
+    const onOwn = (r: GrpcRateScenario) => rateGrpcServers !== null && rateServers !== null && r.scenario.tensorBytes <= FRESH_ROW_MAX_BYTES;
+    const grpcRates: GrpcRateFigures[] = [];
+    for (const r of grpcServers === null ? [] : grpc.rates) {
+      const [servers, http] = onOwn(r) ? [rateGrpcServers!, rateServers!.service] : [grpcServers!, service];
+      grpcRates.push(...await measureGrpcRates([r], servers, http, samplesOf, grpcFigures, checksPerRun, o, (f) => print(grpcPacedRowsOf(f))));
+    }
 
     process.stdout.write(`\n${table([...figures.flatMap(rowsOf), ...grpcFigures.flatMap(grpcRowsOf), ...mixed.flatMap(mixedRowsOf)])}\n`);
     for (const m of mixed) process.stdout.write(mixedSummary(m));
