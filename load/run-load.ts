@@ -28,7 +28,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // shows), plus the run's own body
 const SPOT_CHECKS = 3;
 const SPOT_CHECKS_SHORT = 1;
-/** the largest tensor whose equal-rate rows run on servers of their own (below) */
+/** the largest tensor whose gRPC equal-rate rows run on servers of their own (below; the HTTP ones are all small) */
 const FRESH_ROW_MAX_BYTES = 1024 * 1024;
 
 /**

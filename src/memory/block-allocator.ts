@@ -11,8 +11,8 @@
 // integers (2^31), so its field held a double, and object literals of the same keys share V8's maps:
 // the `{ offset, size }` handed out inherited the double field, then slabs, job offsets and the free
 // runs' offsets did too, each read boxing a number and the code optimized for small integers
-// deoptimizing (`--trace-generalization` after one 16 MiB request; small requests cost 10-50 % more
-// afterwards). In granules every count is a small integer, and the runs' keys are their own.
+// deoptimizing (`--trace-generalization` and `--trace-deopt` after one 16 MiB request). In granules
+// every count is a small integer, and the runs' keys are their own.
 //
 // @thi.ng/malloc's MemPool was weighed: it keeps its block headers inside the buffer, next to the tensor
 // data the workers write, and takes a fixed buffer, where ours grows a wasm memory as blocks reach it.
