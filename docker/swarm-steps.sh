@@ -95,6 +95,8 @@ wait_converged() {
     sleep 0.5
   done
   echo "not converged after ${SWARM_TIMEOUT} s: $(app_containers | tr '\n' ';') update $($DOCKER service inspect -f '{{if .UpdateStatus}}{{.UpdateStatus.State}}: {{.UpdateStatus.Message}}{{end}}' "${STACK}_app") LB UP $(lb_up "$(swarm_lb)")" >&2
+  # why a task failed (an update pauses on it and names only the task): its state and error, last first
+  $DOCKER service ps --no-trunc --format '  task {{.Name}} {{.Image}} {{.DesiredState}} / {{.CurrentState}} {{.Error}}' "${STACK}_app" 2>&1 | head -12 >&2 || true
   return 1
 }
 
