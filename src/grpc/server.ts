@@ -12,6 +12,7 @@ import { compileOpValidators } from '../http/v1/schemas.js';
 import { EXTENSIONS, modelFor, modelMetadata, PLATFORM } from '../http/v2/models.js';
 import type { TaskFault } from '../pool/protocol.js';
 import { HEALTH_SERVICE, healthService, INFERENCE_SERVICE, inferenceService, packageDefinition } from './definitions.js';
+import { NeverIndexedMetadata } from './never-indexed.js';
 import { infer, InferFailure, type InferAnswer, type InferContext } from './infer.js';
 import type { ModelInferRequest } from './infer-request.js';
 import { grpcStatus, type GrpcStatus } from './status.js';
@@ -19,6 +20,8 @@ import { observeCalls } from './call-metrics.js';
 import { serveStream } from './stream.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+// a value that differs on every answer: never indexed (grpc/never-indexed.ts)
+const TIMING_TRAILER = ['server-timing'];
 
 /** what one HTTP/2 connection may have open at once; with MAX_BODY_BYTES it bounds what messages
  *  still arriving on a connection can hold (docs/api.md, "gRPC") */
@@ -116,7 +119,7 @@ export async function startGrpc(engine: Engine, config: Readonly<Config>, log: G
       });
       const answered = ({ response, timings, release }: InferAnswer) => {
         done(call.cancelled ? Status.CANCELLED : Status.OK);
-        const trailer = new Metadata();
+        const trailer = new NeverIndexedMetadata(TIMING_TRAILER);
         trailer.set('server-timing', serverTiming(timings));
         try {
           // grpc-js copies the message into its frame before this returns: the slab may go
