@@ -24,6 +24,8 @@ function streamHead(length: number): Buffer {
 const server = new Server({
   'grpc.max_receive_message_length': Number(process.env.MAX_BODY_BYTES ?? 64 * 1024 * 1024),
   'grpc.max_send_message_length': -1,
+  // as the service runs it (src/grpc/server.ts): no channelz
+  'grpc.enable_channelz': 0,
 });
 server.addService({ ModelInfer: method('ModelInfer', false, false), ModelStreamInfer: method('ModelStreamInfer', true, true) }, {
   ModelInfer: (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => callback(null, call.request),
