@@ -4,7 +4,9 @@
 import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { startGrpc, type GrpcFrontEnd } from '../../src/grpc/server.js';
@@ -16,6 +18,17 @@ const PROTO_DIR = fileURLToPath(new URL('../../src/grpc/proto/', import.meta.url
 // as a client would load them: every field present (defaults), 64-bit integers as numbers
 const definition = loadSync(['inference.proto', 'health.proto'], { includeDirs: [PROTO_DIR], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
 const loaded = loadPackageDefinition(definition) as any;
+const InferRequestType = protobuf.parse(readFileSync(`${PROTO_DIR}inference.proto`, 'utf8'), { keepCase: true }).root.lookupType('inference.ModelInferRequest');
+
+/** a ModelInferRequest as one gRPC message frame (not compressed, big-endian length, the bytes), for
+ *  tests that speak raw HTTP/2 */
+export function inferFrame(request: object): Buffer {
+  const message = InferRequestType.encode(InferRequestType.fromObject(request)).finish();
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame;
+}
 
 /** the tensors' datatype names, as the REST tests know them, looked up by any string */
 export const DTYPE_OF: Readonly<Record<string, Dtype>> = OIP_DTYPE_OF;

@@ -3,23 +3,14 @@
 // stay indexable. Node's http2 client lists the never-indexed fields it received under
 // http2.sensitiveHeaders.
 import { connect, sensitiveHeaders, type IncomingHttpHeaders } from 'node:http2';
-import protobuf from 'protobufjs';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { inferRequest, rawInput, useGrpcServer } from './client.js';
-
-const PROTO = readFileSync(fileURLToPath(new URL('../../src/grpc/proto/inference.proto', import.meta.url)), 'utf8');
-const Request = protobuf.parse(PROTO, { keepCase: true }).root.lookupType('inference.ModelInferRequest');
+import { inferFrame, inferRequest, rawInput, useGrpcServer } from './client.js';
 
 const server = useGrpcServer();
 
 /** one ModelInfer over a raw HTTP/2 stream: its trailers as received */
 function trailersOfOneCall(port: number): Promise<IncomingHttpHeaders> {
-  const message = Buffer.from(Request.encode(Request.fromObject(inferRequest('rmsnorm', [rawInput('input', 'FP32', [1, 4], [1, 2, 3, 4])]))).finish());
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  message.copy(frame, 5);
+  const frame = inferFrame(inferRequest('rmsnorm', [rawInput('input', 'FP32', [1, 4], [1, 2, 3, 4])]));
   const session = connect(`http://127.0.0.1:${port}`);
   return new Promise<IncomingHttpHeaders>((resolve, reject) => {
     session.on('error', reject);

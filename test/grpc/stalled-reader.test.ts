@@ -3,15 +3,9 @@
 // back once it has made no progress for REQUEST_TIMEOUT_MS; others are served meanwhile and after.
 // Synchronized on the engine's own counters, never on the clock.
 import { connect, constants } from 'node:http2';
-import protobuf from 'protobufjs';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WINDOW } from '../../src/grpc/stream.js';
-import { inferRequest, rawInput, useGrpcServer, until } from './client.js';
-
-const PROTO = readFileSync(fileURLToPath(new URL('../../src/grpc/proto/inference.proto', import.meta.url)), 'utf8');
-const Request = protobuf.parse(PROTO, { keepCase: true }).root.lookupType('inference.ModelInferRequest');
+import { inferFrame, inferRequest, rawInput, useGrpcServer, until } from './client.js';
 
 // a short stall limit (REQUEST_TIMEOUT_MS), and answers big enough to fill a 64 KiB window at once
 const server = useGrpcServer({ requestTimeoutMs: 1_500 });
@@ -21,10 +15,7 @@ describe('a stream whose client reads nothing', () => {
   it(`holds at most ${WINDOW} requests, serves others meanwhile, and gives everything back when it is reset`, async () => {
     const { app, front, client } = server.current;
     const { state, slabs } = app.engine;
-    const message = Buffer.from(Request.encode(Request.fromObject(inferRequest('rmsnorm', [rawInput('input', 'FP32', [16, 1024], new Array(16 * 1024).fill(1.5))]))).finish());
-    const frame = Buffer.alloc(5 + message.length);
-    frame.writeUInt32BE(message.length, 1);
-    message.copy(frame, 5);
+    const frame = inferFrame(inferRequest('rmsnorm', [rawInput('input', 'FP32', [16, 1024], new Array(16 * 1024).fill(1.5))]));
     // the client's receive window is the default 64 KiB: the first answer (64 KiB) fills it
     const session = connect(`http://127.0.0.1:${front.port}`);
     session.on('error', () => {});
