@@ -2,7 +2,8 @@
 // request is answered with `connection: close`, the ones before it keep-alive, whichever finishes
 // first, so every request the client sent before the drain gets its whole answer, in order, and only
 // then is the connection half-closed. In process, the entry point's tracking on a listening app; the
-// first request held at the fault gate until the drain has begun, the second already answered by then.
+// first request held at the fault gate until the second, whose body ends after the drain began, has
+// been answered.
 import type { FastifyInstance } from 'fastify';
 import type { Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
@@ -57,10 +58,16 @@ it('draining: of two pipelined requests, the first (finishing last) answers keep
 
   const connection = rawConnection(port, sockets);
   const ended = new Promise<void>((resolve) => connection.socket.once('end', resolve));
-  connection.socket.write(Buffer.concat([request(x1, 'x-test-fault: hold\r\n'), request(x2)]));
+  // the second request's last bytes wait until the drain has begun, so that it is answered after
+  const late = request(x2);
+  connection.socket.write(Buffer.concat([request(x1, 'x-test-fault: hold\r\n'), late.subarray(0, late.length - 4)]));
   await gate.held(1);
-  await waitFor('both requests admitted', () => app!.service.inFlight === 2 || undefined);
-  app.service.draining = true; // what SIGTERM does first
+  // the first at work, the second admitted and its body still arriving
+  await waitFor('both requests admitted', () => (app!.service.inFlight === 1 && app!.service.receiving === 1) || undefined);
+  // what SIGTERM does (src/server.ts): the flag, then the listener closed
+  app.service.draining = true;
+  app.server.close();
+  connection.socket.write(late.subarray(late.length - 4));
   // the second is answered first (Node holds its bytes until the first's are out)
   await waitFor('the second request answered', () => sent.includes(2) || undefined);
   expect(sent).toEqual([2]);
@@ -75,5 +82,42 @@ it('draining: of two pipelined requests, the first (finishing last) answers keep
     expect(float32Mismatches(float32Of(decodeMsgpack(answer.body).output), referenceRmsnorm(x, N))).toEqual([]);
   }
   expect(first.headers.connection).toBe('keep-alive');
+  expect(second.headers.connection).toBe('close');
+});
+
+it('draining: a request that comes on a busy connection after the drain began is refused with connection: close, the one before it answers keep-alive', async () => {
+  const sent: number[] = [];
+  app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 }, (a) => {
+    a.connections.track(a);
+    a.addHook('onSend', (req, _reply, payload, done) => {
+      sent.push(req.arrival);
+      done(null, payload);
+    });
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as { port: number }).port;
+  const gate = faultGate(app);
+  const x1 = values(N, 1);
+
+  const connection = rawConnection(port, sockets);
+  const ended = new Promise<void>((resolve) => connection.socket.once('end', resolve));
+  connection.socket.write(request(x1, 'x-test-fault: hold\r\n'));
+  await gate.held(1);
+  app.service.draining = true;
+  app.server.close();
+  // the second request arrives during the drain: it is now the connection's latest
+  connection.socket.write(request(values(N, 2)));
+  await waitFor('the second request refused', () => sent.includes(2) || undefined);
+  gate.open();
+
+  await ended;
+  connection.socket.end();
+  const [first, second, ...more] = answers(await connection.answer);
+  expect(more).toEqual([]);
+  expect(first.status).toBe('HTTP/1.1 200 OK');
+  expect(float32Mismatches(float32Of(decodeMsgpack(first.body).output), referenceRmsnorm(x1, N))).toEqual([]);
+  expect(first.headers.connection).toBe('keep-alive');
+  expect(second.status).toBe('HTTP/1.1 503 Service Unavailable');
+  expect(JSON.parse(second.body.toString()).code).toBe('NORM_ERR_SHUTTING_DOWN');
   expect(second.headers.connection).toBe('close');
 });
