@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll } from 'vitest';
+import { grpcFrame } from '../../load/grpc-load.js';
 import type { Config } from '../../src/config.js';
 import { startGrpc, type GrpcFrontEnd } from '../../src/grpc/server.js';
 import { createApp } from '../helpers/http.js';
@@ -20,14 +21,9 @@ const definition = loadSync(['inference.proto', 'health.proto'], { includeDirs: 
 const loaded = loadPackageDefinition(definition) as any;
 const InferRequestType = protobuf.parse(readFileSync(`${PROTO_DIR}inference.proto`, 'utf8'), { keepCase: true }).root.lookupType('inference.ModelInferRequest');
 
-/** a ModelInferRequest as one gRPC message frame (not compressed, big-endian length, the bytes), for
- *  tests that speak raw HTTP/2 */
+/** a ModelInferRequest as one gRPC message frame (the load client's framing), for tests that speak raw HTTP/2 */
 export function inferFrame(request: object): Buffer {
-  const message = InferRequestType.encode(InferRequestType.fromObject(request)).finish();
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  frame.set(message, 5);
-  return frame;
+  return grpcFrame(Buffer.from(InferRequestType.encode(InferRequestType.fromObject(request)).finish()));
 }
 
 /** the tensors' datatype names, as the REST tests know them, looked up by any string */

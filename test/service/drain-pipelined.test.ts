@@ -10,12 +10,13 @@ import { afterEach, expect, it } from 'vitest';
 import { closeApp, faultGate } from '../helpers/fault-gate.js';
 import { buildReadyApp, decodeMsgpack, float32Mismatches, float32Of, MSGPACK, msgpackBody, rawConnection, referenceRmsnorm, values, waitFor } from './helpers.js';
 
-let app: FastifyInstance | undefined;
+/** the app a test opened (drainingSetup), closed after it */
+let opened: FastifyInstance | undefined;
 const sockets: Socket[] = [];
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
-  await closeApp(app);
-  app = undefined;
+  await closeApp(opened);
+  opened = undefined;
 });
 
 const N = 8;
@@ -41,32 +42,44 @@ function answers(text: string): Answer[] {
   return out;
 }
 
-it('draining: of two pipelined requests, the first (finishing last) answers keep-alive, the second connection: close; both whole, in order, then the server\'s FIN', async () => {
-  // every request to the pool (two workers): the first held at the gate, the second computed beside it
-  const sent: number[] = []; // each answer's number on its connection, as fastify sends it
-  app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 }, (a) => {
+/**
+ * a listening app with the entry point's connection tracking, every request to the pool (two workers;
+ * `X-Test-Fault: hold` waits at the gate), and one raw connection to it. `sent`: each answer's number on
+ * its connection, as fastify sends it; `ended`: the server's FIN on the connection
+ */
+async function drainingSetup() {
+  const sent: number[] = [];
+  const ready = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 }, (a) => {
     a.connections.track(a);
     a.addHook('onSend', (req, _reply, payload, done) => {
       sent.push(req.arrival);
       done(null, payload);
     });
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as { port: number }).port;
-  const gate = faultGate(app);
-  const [x1, x2] = [values(N, 1), values(N, 2)];
-
-  const connection = rawConnection(port, sockets);
+  opened = ready;
+  await ready.listen({ port: 0, host: '127.0.0.1' });
+  const connection = rawConnection((ready.server.address() as { port: number }).port, sockets);
   const ended = new Promise<void>((resolve) => connection.socket.once('end', resolve));
+  return { app: ready, sent, gate: faultGate(ready), connection, ended };
+}
+
+/** what SIGTERM does (src/server.ts): the flag, then the listener closed */
+function startDrain(drained: FastifyInstance): void {
+  drained.service.draining = true;
+  drained.server.close();
+}
+
+it('draining: of two pipelined requests, the first (finishing last) answers keep-alive, the second connection: close; both whole, in order, then the server\'s FIN', async () => {
+  // the first held at the gate, the second computed beside it
+  const { app, sent, gate, connection, ended } = await drainingSetup();
+  const [x1, x2] = [values(N, 1), values(N, 2)];
   // the second request's last bytes wait until the drain has begun, so that it is answered after
   const late = request(x2);
   connection.socket.write(Buffer.concat([request(x1, 'x-test-fault: hold\r\n'), late.subarray(0, late.length - 4)]));
   await gate.held(1);
   // the first at work, the second admitted and its body still arriving
-  await waitFor('both requests admitted', () => (app!.service.inFlight === 1 && app!.service.receiving === 1) || undefined);
-  // what SIGTERM does (src/server.ts): the flag, then the listener closed
-  app.service.draining = true;
-  app.server.close();
+  await waitFor('both requests admitted', () => (app.service.inFlight === 1 && app.service.receiving === 1) || undefined);
+  startDrain(app);
   connection.socket.write(late.subarray(late.length - 4));
   // the second is answered first (Node holds its bytes until the first's are out)
   await waitFor('the second request answered', () => sent.includes(2) || undefined);
@@ -86,25 +99,11 @@ it('draining: of two pipelined requests, the first (finishing last) answers keep
 });
 
 it('draining: a request that comes on a busy connection after the drain began is refused with connection: close, the one before it answers keep-alive', async () => {
-  const sent: number[] = [];
-  app = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 }, (a) => {
-    a.connections.track(a);
-    a.addHook('onSend', (req, _reply, payload, done) => {
-      sent.push(req.arrival);
-      done(null, payload);
-    });
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as { port: number }).port;
-  const gate = faultGate(app);
+  const { app, sent, gate, connection, ended } = await drainingSetup();
   const x1 = values(N, 1);
-
-  const connection = rawConnection(port, sockets);
-  const ended = new Promise<void>((resolve) => connection.socket.once('end', resolve));
   connection.socket.write(request(x1, 'x-test-fault: hold\r\n'));
   await gate.held(1);
-  app.service.draining = true;
-  app.server.close();
+  startDrain(app);
   // the second request arrives during the drain: it is now the connection's latest
   connection.socket.write(request(values(N, 2)));
   await waitFor('the second request refused', () => sent.includes(2) || undefined);
