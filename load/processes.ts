@@ -18,6 +18,15 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  *   only; after a few minutes of mixed traffic 96 MB kept it at one mark-compact per run. Small
  *   gRPC calls too: at 2,000 unary calls a second without it, a mark-compact every ~0.3 s (V8's
  *   trace: marking started with the old generation at 25 of its 48 MB limit), with it none in 8 s (2026-11-27).
+ * - V8: no allocation-site pretenuring. Under small gRPC calls V8 decided, at random in the first
+ *   seconds (9 of 11 runs of the bare gRPC floor here), that objects from a few of grpc-js's and
+ *   Node's HTTP/2 allocation sites outlive the young generation, and allocated them in the old one from
+ *   then on: dead within their call, they still held the call's young objects through every scavenge,
+ *   so each scavenge promoted whole calls (~2.5 MB, ~7 KB a call, a mark-compact every ~1.6 s) instead
+ *   of 50-90 KB. With the flag: 0 of 9 runs (--trace-gc-nvp). The service at 3,000 unary calls a second,
+ *   6 same-run A/Bs of 10 pairs (npm run ab --kind grpc-unary, B with the flag): B ÷ A 0.76-1.00, mean
+ *   0.88, by the state A fell into. Small calls on streams and small HTTP requests did not fall into it
+ *   (3 runs each); their A/Bs with the flag read 0.96-1.06, within this machine's noise.
  * - glibc: each socket chunk is a fresh 64 KiB malloc; with the default 128 KiB trim threshold free()
  *   gave the heap's top back to the kernel and the next chunks faulted it in again, 4,000 page faults
  *   per 16 MiB request once the process had served other traffic (25–34 ms of CPU instead of 17–19).
@@ -30,7 +39,7 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  *   set after the calls 453–515 MiB against 376–467.
  * Figures: load/RESULTS.md, notes.
  */
-export const NODE_FLAGS = ['--initial-old-space-size=96'];
+export const NODE_FLAGS = ['--initial-old-space-size=96', '--no-allocation-site-pretenuring'];
 export const SERVICE_ENV = { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432:glibc.malloc.mmap_threshold=33554432' };
 
 export interface Spawned {

@@ -30,4 +30,16 @@ describe('how the service process is started', () => {
     // an unknown flag makes node exit with "bad option"; these must let it run a script
     expect(execFileSync(process.execPath, [...NODE_FLAGS, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' })).toBe('ok');
   });
+
+  it('the flags turn V8\'s allocation-site pretenuring off', () => {
+    // objects from one literal that all outlive their first scavenges: V8 decides to allocate that
+    // literal's objects in the old generation (Node 20; Node 22 gets to "maybe"), and its own trace prints it
+    const probe = 'const keep = []; for (let i = 0; i < 800000; i++) keep.push({ a: i, b: i + 1 }); process.stdout.write("ok");';
+    const trace = (flags: string[]) =>
+      execFileSync(process.execPath, [...flags, '--trace-pretenuring-statistics', '-e', probe], { encoding: 'utf8' });
+    const without = NODE_FLAGS.filter((flag) => flag !== '--no-allocation-site-pretenuring');
+    expect(without).toHaveLength(NODE_FLAGS.length - 1);
+    expect(trace(without)).toMatch(/=> (maybe )?tenure/); // the probe sets it off on this runtime
+    expect(trace(NODE_FLAGS)).toMatch(/^ok$/); // no decision traced at all
+  });
 });
