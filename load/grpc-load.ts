@@ -56,7 +56,7 @@ export function grpcFrame(message: Buffer): Buffer {
 }
 
 /** counts whole frames in a byte stream: calls `onMessage(firstByte)` per message */
-function frameReader(onMessage: (first: number) => void): (chunk: Buffer) => void {
+function frameReader(onMessage: (first: number, head: Buffer) => void): (chunk: Buffer) => void {
   let pending: Buffer | null = null;
   let need = -1; // bytes of the current message still to skip, -1 while reading a header
   return (chunk) => {
@@ -70,7 +70,8 @@ function frameReader(onMessage: (first: number) => void): (chunk: Buffer) => voi
           return;
         }
         const length = data.readUInt32BE(at + 1);
-        onMessage(length === 0 ? -1 : data[at + 5]);
+        // `head`: what this chunk has of the message, up to 64 bytes (an error answer's start)
+        onMessage(length === 0 ? -1 : data[at + 5], data.subarray(at + 5, at + 5 + Math.min(length, 64)));
         at += 5;
         need = length;
       }
@@ -162,9 +163,11 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
     const sentAt: number[] = [];
     let head = 0;
     let closed = false;
-    stream.on('data', frameReader((first) => {
+    stream.on('data', frameReader((first, message) => {
       const at = sentAt[head++];
-      // a ModelStreamInferResponse that starts with field 1 carries an error_message
+      // a ModelStreamInferResponse that starts with field 1 carries an error_message: counted by its
+      // start, so a run says what failed (its length a varint of one byte or two)
+      if (first === 0x0a) status(`in-stream: ${message.subarray(message[1] < 128 ? 2 : 3).subarray(0, 40).toString()}`);
       answer(sender, first === 0x0a ? null : at);
     }));
     stream.on('trailers', (t) => { if (t['grpc-status'] !== '0') status(String(t['grpc-status'])); });
