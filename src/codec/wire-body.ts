@@ -85,8 +85,23 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number): unknown {
   return object;
 }
 
+/** each key as V8's own (internalized) string for it: msgpackr makes a fresh string for every key, and
+ *  V8 stores a property under a fresh string through its slow, megamorphic path. Learns the first
+ *  MAX_KEPT_KEYS keys it sees (the API's field names; beyond them, keys pass as they came) */
+const keptKeys = new Map<string, string>();
+const MAX_KEPT_KEYS = 256;
+
+function keptKey(key: string): string {
+  const kept = keptKeys.get(key);
+  if (kept !== undefined) return kept;
+  if (keptKeys.size >= MAX_KEPT_KEYS || key.length > 64) return key;
+  const own = Object.keys({ [key]: 0 })[0]; // a property's name: V8's internalized copy
+  keptKeys.set(own, own);
+  return own;
+}
+
 function keyString(key: unknown): string {
-  if (typeof key === 'string') return key;
+  if (typeof key === 'string') return keptKey(key);
   if (key instanceof Uint8Array) {
     try {
       return utf8.decode(key);
