@@ -28,8 +28,8 @@ export function decodeInferRequest(message: Buffer): ModelInferRequest {
   while (!r.done) {
     const tag = r.uint32();
     const field = tag >>> 3;
-    if (field === 1 && (tag & 7) === LENGTH) request.model_name = r.string();
-    else if (field === 2 && (tag & 7) === LENGTH) request.model_version = r.string();
+    if (field === 1 && (tag & 7) === LENGTH) request.model_name = r.name();
+    else if (field === 2 && (tag & 7) === LENGTH) request.model_version = r.name();
     else if (field === 3 && (tag & 7) === LENGTH) request.id = r.string();
     else if (field === 4 && (tag & 7) === LENGTH) readMapEntry(r.nested(), request.parameters);
     else if (field === 5 && (tag & 7) === LENGTH) request.inputs.push(readInput(r.nested()));
@@ -47,8 +47,8 @@ function readInput(r: WireReader): ModelInferRequest['inputs'][number] {
   while (!r.done) {
     const tag = r.uint32();
     const field = tag >>> 3;
-    if (field === 1 && (tag & 7) === LENGTH) input.name = r.string();
-    else if (field === 2 && (tag & 7) === LENGTH) input.datatype = r.string();
+    if (field === 1 && (tag & 7) === LENGTH) input.name = r.name();
+    else if (field === 2 && (tag & 7) === LENGTH) input.datatype = r.name();
     else if (field === 3) readNumbers(r, tag & 7, input.shape, () => r.int64());
     else if (field === 4 && (tag & 7) === LENGTH) readMapEntry(r.nested(), input.parameters);
     else if (field === 5 && (tag & 7) === LENGTH) input.contents = readContents(r.nested(), input.contents as Contents | null);
@@ -61,7 +61,7 @@ function readOutput(r: WireReader): ModelInferRequest['outputs'][number] {
   const output: ModelInferRequest['outputs'][number] = { name: '', parameters: emptyMap() };
   while (!r.done) {
     const tag = r.uint32();
-    if (tag >>> 3 === 1 && (tag & 7) === LENGTH) output.name = r.string();
+    if (tag >>> 3 === 1 && (tag & 7) === LENGTH) output.name = r.name();
     else if (tag >>> 3 === 2 && (tag & 7) === LENGTH) readMapEntry(r.nested(), output.parameters);
     else r.skip(tag & 7);
   }
@@ -78,7 +78,7 @@ function readMapEntry(r: WireReader, map: Record<string, InferParameter>): void 
   let value: InferParameter = {};
   while (!r.done) {
     const tag = r.uint32();
-    if (tag >>> 3 === 1 && (tag & 7) === LENGTH) key = r.string();
+    if (tag >>> 3 === 1 && (tag & 7) === LENGTH) key = r.name();
     else if (tag >>> 3 === 2 && (tag & 7) === LENGTH) value = readParameter(r.nested());
     else r.skip(tag & 7);
   }

@@ -100,12 +100,22 @@ export class WireReader {
   }
 
   string(): string {
+    return this.text(asciiText);
+  }
+
+  /** a name (a model's, a tensor's, a datatype, a parameter's key): as string(), but a short ASCII
+   *  one seen lately comes back as the same internalized string (ids and values are read fresh) */
+  name(): string {
+    return this.text(keptAscii);
+  }
+
+  private text(ascii: (bytes: Uint8Array, start: number, end: number) => string | null): string {
     const length = this.uint32();
     this.need(length);
     const start = this.pos;
     this.pos += length;
     if (length <= SHORT_TEXT) {
-      const text = asciiText(this.bytes, start, start + length);
+      const text = ascii(this.bytes, start, start + length);
       if (text !== null) return text;
     }
     return Buffer.from(this.bytes.buffer, this.bytes.byteOffset + start, length).toString('utf8');
@@ -191,4 +201,31 @@ function asciiText(bytes: Uint8Array, start: number, end: number): string | null
     text += String.fromCharCode(b);
   }
   return text;
+}
+
+/** the names read last, by a hash of their bytes: a client sends the same model, tensor, datatype and
+ *  parameter names again and again, and a kept one is V8's internalized string (a property's name),
+ *  which keyed loads and stores take on their fast path where a fresh string goes the slow way */
+const keptNames: (string | undefined)[] = new Array(256).fill(undefined);
+
+/** as asciiText, but a text read before comes back as the same internalized string */
+function keptAscii(bytes: Uint8Array, start: number, end: number): string | null {
+  let hash = end - start;
+  for (let i = start; i < end; i++) {
+    const b = bytes[i];
+    if (b >= 0x80) return null;
+    hash = Math.imul(hash ^ b, 0x01000193);
+  }
+  const slot = (hash ^ (hash >>> 8) ^ (hash >>> 16)) & 255;
+  const kept = keptNames[slot];
+  if (kept !== undefined && sameText(kept, bytes, start, end)) return kept;
+  const own = Object.keys({ [asciiText(bytes, start, end)!]: 0 })[0];
+  keptNames[slot] = own;
+  return own;
+}
+
+function sameText(text: string, bytes: Uint8Array, start: number, end: number): boolean {
+  if (text.length !== end - start) return false;
+  for (let i = start; i < end; i++) if (text.charCodeAt(i - start) !== bytes[i]) return false;
+  return true;
 }

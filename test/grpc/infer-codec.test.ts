@@ -29,6 +29,9 @@ const UnpackedRequest = unpackedRoot.lookupType('inference.ModelInferRequest');
 
 // short and long, ASCII and not: the reader decodes short ASCII text itself (grpc/wire.ts)
 const text = fc.oneof(fc.string({ maxLength: 12, unit: 'grapheme' }), fc.string({ minLength: 60, maxLength: 70, unit: 'grapheme' }), fc.string({ minLength: 60, maxLength: 70 }));
+// names come again and again, and the reader keeps the ones it read lately (grpc/wire.ts name()):
+// a few names, near one another, read many times over, beside the random ones
+const name = fc.oneof(text, fc.constantFrom('input', 'inpu', 'tupni', 'INPUT', 'FP32', 'FP16', 'rmsnorm', 'rmsnorn', 'eps', 'spe', ''));
 const int64 = fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER });
 const parameter = fc.oneof(
   fc.boolean().map((v) => ({ bool_param: v })),
@@ -38,7 +41,7 @@ const parameter = fc.oneof(
   fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }).map((v) => ({ uint64_param: v })),
   fc.constant({}),
 );
-const parameters = fc.dictionary(fc.string({ maxLength: 8 }), parameter, { maxKeys: 3 });
+const parameters = fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('eps', 'spe', 'axis', 'sixa')), parameter, { maxKeys: 3 });
 const contents = fc.record({
   bool_contents: fc.array(fc.boolean(), { maxLength: 3 }),
   int_contents: fc.array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 3 }),
@@ -50,17 +53,17 @@ const contents = fc.record({
   bytes_contents: fc.array(fc.uint8Array({ maxLength: 4 }).map((b) => Buffer.from(b)), { maxLength: 2 }),
 }, { requiredKeys: [] });
 const request = fc.record({
-  model_name: text,
-  model_version: text,
+  model_name: name,
+  model_version: name,
   id: text,
   parameters,
   inputs: fc.array(fc.record({
-    name: text, datatype: text,
+    name, datatype: name,
     shape: fc.array(int64, { maxLength: 4 }),
     parameters,
     contents,
   }, { requiredKeys: ['name'] }), { maxLength: 3 }),
-  outputs: fc.array(fc.record({ name: text, parameters }, { requiredKeys: [] }), { maxLength: 2 }),
+  outputs: fc.array(fc.record({ name, parameters }, { requiredKeys: [] }), { maxLength: 2 }),
   raw_input_contents: fc.array(fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)), { maxLength: 3 }),
 }, { requiredKeys: [] });
 
