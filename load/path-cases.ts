@@ -19,8 +19,8 @@ import { setFlagsFromString } from 'node:v8';
 // V8 as every server process runs (load/processes.ts, NODE_FLAGS), set before any build is loaded.
 // Without it V8 pretenured one build's allocation sites in about half of the runs, and that build's
 // calls cost several times as much for the whole run (a build against itself, 2026-11-28: grpc 39
-// against 4-6 µs a call, pipeline 17 against 2-3, batch 530-640 against ~103; with it, in 3 runs of each,
-// grpc 3.9-4.1, pipeline 1.8-3.0, batch 102-106)
+// against 4-6 µs a call, pipeline 17 against 2-3, batch 530-640 against ~103); with it, B ÷ A read
+// 0.98-1.05 in every run (grpc, pipeline and batch, 3-6 runs each)
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 export const PATH_CASES = ['pipeline', 'batch', 'grpc', 'body', 'v1', 'v2', 'socket'] as const;

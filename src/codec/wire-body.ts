@@ -86,8 +86,8 @@ function normalizeMap(map: Map<unknown, unknown>, depth: number): unknown {
 }
 
 /** each key as V8's own (internalized) string for it: msgpackr makes a fresh string for every key, and
- *  V8 stores a property under a fresh string through its slow, megamorphic path. Learns the first
- *  MAX_KEPT_KEYS keys it sees (the API's field names; beyond them, keys pass as they came) */
+ *  V8 looks a fresh string up in its string table before it stores a property under it. Learns the
+ *  first MAX_KEPT_KEYS keys it sees (the API's field names; beyond them, keys pass as they came) */
 const keptKeys = new Map<string, string>();
 const MAX_KEPT_KEYS = 256;
 

@@ -205,7 +205,7 @@ function asciiText(bytes: Uint8Array, start: number, end: number): string | null
 
 /** the names read last, by a hash of their bytes: a client sends the same model, tensor, datatype and
  *  parameter names again and again, and a kept one is V8's internalized string (a property's name),
- *  which keyed loads and stores take on their fast path where a fresh string goes the slow way */
+ *  which a keyed load or store uses as it is, where a fresh one is first looked up in V8's string table */
 const keptNames: (string | undefined)[] = new Array(256).fill(undefined);
 
 /** as asciiText, but a text read before comes back as the same internalized string */
