@@ -55,8 +55,9 @@ export function grpcFrame(message: Buffer): Buffer {
   return frame;
 }
 
-/** counts whole frames in a byte stream: calls `onMessage(firstByte)` per message */
-function frameReader(onMessage: (first: number, head: Buffer) => void): (chunk: Buffer) => void {
+/** counts whole frames in a byte stream: calls `onMessage` per message with the chunk its header came
+ *  in, where the message starts in it (at least its first byte is there) and its length */
+function frameReader(onMessage: (bytes: Buffer, start: number, length: number) => void): (chunk: Buffer) => void {
   let pending: Buffer | null = null;
   let need = -1; // bytes of the current message still to skip, -1 while reading a header
   return (chunk) => {
@@ -70,8 +71,7 @@ function frameReader(onMessage: (first: number, head: Buffer) => void): (chunk: 
           return;
         }
         const length = data.readUInt32BE(at + 1);
-        // `head`: what this chunk has of the message, up to 64 bytes (an error answer's start)
-        onMessage(length === 0 ? -1 : data[at + 5], data.subarray(at + 5, at + 5 + Math.min(length, 64)));
+        onMessage(data, at + 5, length);
         at += 5;
         need = length;
       }
@@ -163,12 +163,14 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
     const sentAt: number[] = [];
     let head = 0;
     let closed = false;
-    stream.on('data', frameReader((first, message) => {
+    stream.on('data', frameReader((bytes, start, length) => {
       const at = sentAt[head++];
       // a ModelStreamInferResponse that starts with field 1 carries an error_message: counted by its
-      // start, so a run says what failed (its length a varint of one byte or two)
-      if (first === 0x0a) status(`in-stream: ${message.subarray(message[1] < 128 ? 2 : 3).subarray(0, 40).toString()}`);
-      answer(sender, first === 0x0a ? null : at);
+      // start (what this chunk has of it), so a run says what failed
+      if (length === 0 || bytes[start] !== 0x0a) return answer(sender, at);
+      const text = start + (bytes[start + 1] < 128 ? 2 : 3); // after the tag and a length of one byte or two
+      status(`in-stream: ${bytes.subarray(text, Math.min(text + 40, start + length)).toString()}`);
+      answer(sender, null);
     }));
     stream.on('trailers', (t) => { if (t['grpc-status'] !== '0') status(String(t['grpc-status'])); });
     stream.on('error', () => {});
