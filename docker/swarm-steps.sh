@@ -16,7 +16,7 @@
 STACK=tns$$
 SECRET=$STACK-api-keys
 SWARM_REPLICAS=2
-SWARM_TIMEOUT=180 # seconds for any one convergence
+SWARM_TIMEOUT=240 # seconds for any one convergence (a rolling update takes 75-95 s on a busy host)
 TAG_A=tensor-norm-service:swarm-a
 TAG_B=tensor-norm-service:swarm-b
 TAG_BAD=tensor-norm-service:swarm-bad
@@ -88,16 +88,33 @@ app_events() {
 
 swarm_lb() { $DOCKER ps -q -f "label=com.docker.swarm.service.name=${STACK}_lb" | head -1; }
 
-# waits for converged "$@"; prints the seconds it took since $t_action
+# waits for converged "$@" for up to SWARM_TIMEOUT seconds of the clock (a check runs several docker
+# commands, which on a busy host take seconds); prints the seconds it took since $t_action
 wait_converged() {
-  for _ in $(seq 1 $((SWARM_TIMEOUT * 2))); do
+  local deadline=$(($(date +%s) + SWARM_TIMEOUT))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
     converged "$@" && { elapsed "$t_action"; return 0; }
     sleep 0.5
   done
   echo "not converged after ${SWARM_TIMEOUT} s: $(app_containers | tr '\n' ';') update $($DOCKER service inspect -f '{{if .UpdateStatus}}{{.UpdateStatus.State}}: {{.UpdateStatus.Message}}{{end}}' "${STACK}_app") LB UP $(lb_up "$(swarm_lb)")" >&2
-  # why a task failed (an update pauses on it and names only the task): its state and error, last first
-  $DOCKER service ps --no-trunc --format '  task {{.Name}} {{.Image}} {{.DesiredState}} / {{.CurrentState}} {{.Error}}' "${STACK}_app" 2>&1 | head -12 >&2 || true
+  swarm_story
   return 1
+}
+
+# swarm_story: why an operation did not converge (an update pauses or rolls back on a task and
+# names only the task): every task's state and error, the update's own events, and each app
+# container's end (exit code, OOM, health) with its last log lines
+swarm_story() {
+  $DOCKER service ps --no-trunc --format '  task {{.Name}} {{.ID}} {{.Image}} {{.DesiredState}} / {{.CurrentState}} {{.Error}}' "${STACK}_app" 2>&1 | head -12 >&2 || true
+  echo "the service's events since the load started (update state changes):" >&2
+  $DOCKER events --since "${load_since:-0}" --until "$(date +%s)" --filter type=service --filter "service=${STACK}_app" \
+    --format '  {{.Time}} {{.Action}} {{range $k, $v := .Actor.Attributes}}{{$k}}={{$v}} {{end}}' 2>&1 | tail -20 >&2 || true
+  echo "the app's containers (exit code, OOM-killed, health and its last checks, last log lines):" >&2
+  local c
+  for c in $($DOCKER ps -aq -f "label=com.docker.swarm.service.name=${STACK}_app"); do
+    $DOCKER inspect -f '  {{.Config.Image}} task {{index .Config.Labels "com.docker.swarm.task.id"}}: {{.State.Status}}, exit {{.State.ExitCode}}, OOM {{.State.OOMKilled}}, started {{.State.StartedAt}}, finished {{.State.FinishedAt}}, health {{if .State.Health}}{{.State.Health.Status}} {{range .State.Health.Log}}[{{.ExitCode}} {{.End}}] {{end}}{{end}}' "$c" >&2 || true
+    $DOCKER logs --tail 4 "$c" 2>&1 | cut -c1-240 | sed 's/^/    /' >&2 || true
+  done
 }
 
 # start_load NAME: the CPU hog NAME, then the load; the operation starts 3 s into the load
