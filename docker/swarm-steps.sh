@@ -16,7 +16,7 @@
 STACK=tns$$
 SECRET=$STACK-api-keys
 SWARM_REPLICAS=2
-SWARM_TIMEOUT=240 # seconds for any one convergence (a rolling update takes 75-95 s on a busy host)
+SWARM_TIMEOUT=240 # seconds for any one convergence (a rolling update took 77-104 s beside the CPU hogs)
 TAG_A=tensor-norm-service:swarm-a
 TAG_B=tensor-norm-service:swarm-b
 TAG_BAD=tensor-norm-service:swarm-bad
