@@ -1,9 +1,10 @@
 // A same-run A/B of two servers' CPU per answer at one offered rate, for before/after figures on this
 // shared machine, where separate runs a minute apart differ by ±30 %: both servers are up at once and
 // the load alternates between them in short slices (A B B A, repeated), so slow drifts of the host
-// fall on both alike. Each slice is an autocannon run at --rate; a server's CPU per answer is its
-// process's user + system time over its slices (/proc) ÷ its answers. Prints each pair's ratio, their
-// median and quartiles, and B ÷ A over all slices.
+// fall on both alike. Each slice is a run at --rate, its requests spread evenly as the suite's
+// equal-rate rows send them (load/paced-http.ts); a server's CPU per answer is its process's user +
+// system time over its slices (/proc) ÷ its answers. Prints each pair's ratio, their median and
+// quartiles, and B ÷ A over all slices.
 //   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch|grpc-unary|grpc-stream] [--rate 3000] [--pairs 30] [--log-level warn]
 // `--a`/`--b`: a build's dist folder (its server.js is started as `npm start` does), or `echo` or
 // `floor` (load/echo-server.ts, load/floor-server.ts; for the gRPC kinds `floor` is
@@ -11,12 +12,12 @@
 // alone (e.g. a V8 flag's before/after on one build). The gRPC kinds send the suite's small gRPC
 // scenario's message with its own client (load/grpc-load.ts), one call a connection or one request in
 // flight a stream, the requests spread evenly over each slice.
-import autocannon, { type Result } from 'autocannon';
 import { Packr } from 'msgpackr';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runGrpcLoad } from './grpc-load.js';
+import { pacedHttp } from './paced-http.js';
 import { grpcPlan, makeGrpcSample } from './grpc-scenarios.js';
 import { cpuSeconds, killAll, spawnServer, type Listens, type Spawned } from './processes.js';
 
@@ -68,11 +69,9 @@ async function slice(server: Spawned, seconds: number): Promise<number> {
     if (r.errors > 0) throw new Error(`${server.name}: ${r.errors} gRPC errors (${JSON.stringify(r.statuses)})`);
     return r.ok;
   }
-  const result = await new Promise<Result>((done, fail) => {
-    autocannon({ url: `${server.base}${path}`, method: 'POST', headers, body, connections, duration: seconds, overallRate: rate }, (err, r) => (err ? fail(err) : done(r)));
-  });
+  const result = await pacedHttp({ url: `${server.base}${path}`, headers, body, connections, rate, duration: seconds, sliceMs: 10 });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return result['2xx'];
+  return result.ok;
 }
 
 process.on('exit', killAll);

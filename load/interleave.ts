@@ -14,7 +14,7 @@ export interface SlicedRun<F> {
   pid: number | null;
   /** before the first slice: the warm-up, and whatever starts the window (e.g. an event-loop scrape) */
   open(): Promise<void>;
-  /** one slice (a whole number of seconds: the load generators pace by the second), its answers added
+  /** one slice (a whole number of seconds), its answers added
    *  up; resolves with the answers (any status) it got */
   slice(seconds: number): Promise<number>;
   /** after the last slice: settle, spot-check, and the figures, given the server's CPU seconds over

@@ -1,10 +1,11 @@
 // one measured run of a scenario against one server: autocannon's closed loop after a warm-up, the
 // server's CPU and event-loop delay over the window, then spot checks; or the same at a fixed offered
-// rate, its window taken in slices beside other servers' (pacedRun, load/interleave.ts).
+// rate, paced evenly, its window taken in slices beside other servers' (pacedRun, load/interleave.ts).
 import { createRequire } from 'node:module';
 import autocannon, { type Instance } from 'autocannon';
 import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
 import { fixedAmount, type Options } from './options.js';
+import { pacedHttp } from './paced-http.js';
 import { cpuSeconds } from './processes.js';
 import type { SlicedRun } from './interleave.js';
 import type { PacedFigures, Ratio, RunFigures } from './results.js';
@@ -34,43 +35,33 @@ export interface Cannon {
   busySlices: number;
 }
 
-/**
- * `duration` in s or a fixed `amount`; `prompt`: stop() takes effect within 50 ms, not at the next 1 s tick;
- * `rate`: offered req/s over all connections (autocannon's overallRate). autocannon gives each connection
- * floor(rate / connections), one more to the first rate % connections of them, and each connection
- * sends its share back to back from the start of each second of its own 1 s timer, then waits for the
- * next: the timers start together, so arrivals come as a burst at the start of every second, as fast
- * as the server answers, and nothing until the next. With an `amount`, connections with the larger
- * share finish first; with a duration the shares add up to the rate exactly.
- */
-export interface Run { duration?: number; amount?: number; rate?: number; prompt?: boolean }
+/** `duration` in s or a fixed `amount` (closed loop); `prompt`: stop() takes effect within 50 ms, not at the next 1 s tick */
+export interface Run { duration?: number; amount?: number; prompt?: boolean }
 
 export function startCannon(url: string, s: Scenario, sample: Sample, o: Options, run: Run): { instance: Instance; done: Promise<Cannon> } {
   const connections = o.connections ?? s.connections;
-  const { prompt, rate, ...limits } = run; // autocannon refuses a limit given as undefined
+  const { prompt, ...limits } = run; // autocannon refuses a limit given as undefined
   const latencies: number[] = [];
-  const slices = rate === undefined ? null : new Set<number>();
   let responses = 0;
   const started = performance.now();
   let instance!: Instance;
   const done = new Promise<Cannon>((resolvePromise, reject) => {
     instance = autocannon({
       url, method: 'POST', headers: headers(sample, o), body: sample.body,
-      connections, pipelining: 1, timeout: 60, ...limits, ...(rate === undefined ? {} : { overallRate: rate }),
+      connections, pipelining: 1, timeout: 60, ...limits,
       // results come at a sample tick: with a fixed amount, tick often so a run ends when it is done
       sampleInt: run.amount === undefined && prompt !== true ? 1000 : 50,
     }, (err, result) => {
       if (err) return reject(err);
       resolvePromise({
         ok: result['2xx'], responses, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
-        seconds: (performance.now() - started) / 1000, latencies, busySlices: slices?.size ?? 0,
+        seconds: (performance.now() - started) / 1000, latencies, busySlices: 0,
       });
     });
   });
   instance.on('response', (_client, status, _bytes, ms) => {
     responses++;
     if (status >= 200 && status < 300) latencies.push(ms);
-    slices?.add(Math.floor((performance.now() - started) / SLICE_MS));
   });
   return { instance, done };
 }
@@ -185,23 +176,26 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
 
 /**
  * a run at `rate` offered req/s taken in slices beside other servers' (load/interleave.ts): warm-up
- * at the rate, then each slice a paced autocannon run of its own; a short run sends its fixed amount
- * in one slice. The service's event-loop delay spans the first slice to the last, the others' between.
+ * at the rate, then each slice a run of its own, its requests spread evenly (load/paced-http.ts); a
+ * short run sends its fixed amount in one slice. The service's event-loop delay spans the first
+ * slice to the last, the others' between.
  */
 export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options, rate: number): SlicedRun<PacedFigures> {
   const url = `${e.base}${s.path}`;
   const fixed = fixedAmount(o);
   const c = emptyCannon();
   let genSeconds = 0;
+  const paced = (run: { duration: number } | { amount: number }) =>
+    pacedHttp({ url, headers: headers(samples[0], o), body: samples[0].body, connections: o.connections ?? s.connections, rate, sliceMs: SLICE_MS, ...run });
   return {
     pid: e.pid,
     async open() {
-      if (o.warmup > 0) await cannon(url, s, samples[0], o, { duration: o.warmup, rate });
+      if (o.warmup > 0) await paced({ duration: o.warmup });
       if (e.target === 'service') await scrapeLoopDelay(e.base);
     },
     async slice(seconds) {
       const gen0 = process.cpuUsage();
-      const got = await cannon(url, s, samples[0], o, fixed ? { amount: s.shortAmount, rate } : { duration: seconds, rate });
+      const got = await paced(fixed ? { amount: s.shortAmount } : { duration: seconds });
       add(c, got);
       const gen = process.cpuUsage(gen0);
       genSeconds += (gen.user + gen.system) / 1e6;

@@ -100,13 +100,13 @@ export function rateSection(load: LoadResults): string {
     '',
     'Same run, after the saturated scenarios, on a service, an echo and a floor of their own, started with the others and idle until then, so that every server of a row has served the same requests before it ' +
       '(after the saturated runs, 16 MiB bodies and gRPC among them, the service costs more per small request than a fresh one: see the notes). Each row sends one scenario\'s requests to the service, the echo and the floor at the same offered rate, ' +
-      `autocannon's \`overallRate\` spread over the connections, warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second (${load.options.rounds ?? 'twice the run\'s duration'} of them each), ` +
+      `the requests spread evenly over each second (every millisecond those due by then, \`load/paced-http.ts\`), warm-up and window alike; rmsnorm only. The three are measured side by side: after each one's warm-up, the window is taken in slices of one second (${load.options.rounds ?? 'twice the run\'s duration'} of them each), ` +
       'the servers in turn (A B C, B C A, C A B, …), so a drift of this shared machine falls on all three alike (`load/interleave.ts`). ' +
       `*CPU ms/req* is the server process's user+system time over its slices ÷ its answers in them, *×echo*, *×floor* the service's ÷ theirs at that rate; in brackets, the lower and upper quartile of the same ratio taken round by round (each round's slices a few seconds apart), which says how far the row's ratio can be trusted. ` +
       '*Saturated* is each server\'s req/s and CPU in the closed-loop run of the same scenario above: the rate must be below all three; where it is not, the figure is in bold and the row judges nothing. ' +
       `*Achieved* is answers ÷ the window's seconds, in bold when more than ${Math.round(100 * ACHIEVED_TOLERANCE)} % off the rate. ` +
-      '*Answered in* is the share of the window\'s 10 ms slices in which an answer came: autocannon sends each connection\'s share of a second back to back from the start of that second, then waits, ' +
-      'so the arrivals come as one burst a second, served at each server\'s own saturated pace; spread evenly they would read near 100 %. ' +
+      '*Answered in* is the share of the window\'s 10 ms slices in which an answer came: near 100 % when the arrivals are spread evenly and answered as they come. ' +
+      '(Until 2026-11-28 these rows used autocannon\'s `overallRate`, which sends each connection\'s share of a second back to back from the start of that second: a burst a second, served in a closed loop at each server\'s own pace; service ÷ echo read a few per cent higher that way, with wider spreads: see the notes.) ' +
       'The `/info` rows are another service process at its default `LOG_LEVEL=info` (its log to /dev/null; its saturated figures its own, measured just before) side by side with the rows\' service at warn, cells *info / warn*; *×warn* the info one\'s CPU per request ÷ the warn one\'s.',
     '',
     tableMd(

@@ -1,0 +1,73 @@
+// the equal-rate rows' HTTP client (load/paced-http.ts): every request sent is counted once, by how it
+// ended, and no more requests are open at a time than it has connections. Nothing is timed: a run of
+// a fixed amount ends when each request has ended, however fast the machine is.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pacedHttp } from '../../load/paced-http.js';
+
+let server: Server;
+let base = '';
+let open = 0;
+let mostOpen = 0;
+let bodies: string[] = [];
+let connections = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    open++;
+    mostOpen = Math.max(mostOpen, open);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks).toString());
+      // answered on a later turn, so that requests overlap when the client lets them
+      setImmediate(() => {
+        open--;
+        res.statusCode = req.url === '/refused' ? 503 : 200;
+        res.end('answer');
+      });
+    });
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const run = (path: string, amount: number, connections: number) =>
+  pacedHttp({ url: `${base}${path}`, headers: { 'content-type': 'text/plain' }, body: 'the body', connections, rate: 20_000, amount, sliceMs: 10 });
+
+describe('pacedHttp', () => {
+  it('sends a fixed amount, each answered once, the body whole, over no more connections than it has', async () => {
+    mostOpen = 0;
+    bodies = [];
+    connections = 0;
+    const c = await run('/ok', 120, 3);
+    expect(c).toMatchObject({ ok: 120, responses: 120, non2xx: 0, errors: 0, timeouts: 0 });
+    expect(c.latencies).toHaveLength(120);
+    expect(c.busySlices).toBeGreaterThan(0);
+    expect(bodies).toHaveLength(120);
+    expect(new Set(bodies)).toEqual(new Set(['the body']));
+    // kept alive and reused: at most 3 connections, so at most 3 requests open at once
+    expect(connections).toBeGreaterThan(0);
+    expect(connections).toBeLessThanOrEqual(3);
+    expect(mostOpen).toBeLessThanOrEqual(3);
+  });
+
+  it('counts answers that are not 2xx apart, with no latency', async () => {
+    const c = await run('/refused', 40, 4);
+    expect(c).toMatchObject({ ok: 0, responses: 40, non2xx: 40, errors: 0 });
+    expect(c.latencies).toHaveLength(0);
+  });
+
+  it('counts a connection refused as an error, and ends', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const c = await pacedHttp({ url: `http://127.0.0.1:${port}/x`, headers: {}, body: 'b', connections: 2, rate: 20_000, amount: 10, sliceMs: 10 });
+    expect(c).toMatchObject({ ok: 0, responses: 0, errors: 10 });
+  });
+});
