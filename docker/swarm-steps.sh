@@ -160,7 +160,9 @@ stop_load() {
   grpc_met=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -c 'inference.GRPCInferenceService/' || true)
   # tasks Docker's health check found unhealthy, which swarm replaces: a replica that is only busy never should be
   unhealthy=$(app_events "$load_since" --filter event=health_status 2>/dev/null | grep -c 'unhealthy' || true)
-  [ "$rc" -eq 0 ] || { $DOCKER service logs --tail 20 "${STACK}_lb" 2>&1 | cut -c1-220 >&2; fail "$what: failed requests: $figures"; }
+  # HAProxy logs only the requests that went wrong, were retried or were cut off (dontlog-normal): all of
+  # them since the load started, with their timers, server and termination state (one its client gave up on ends CD)
+  [ "$rc" -eq 0 ] || { echo "HAProxy's logged requests since the load started:" >&2; $DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -E '" *(POST|GET) |inference\.GRPC' | head -80 | cut -c1-260 >&2; fail "$what: failed requests: $figures"; }
   pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $unhealthy tasks turned unhealthy; $hog_figures"
 }
 
