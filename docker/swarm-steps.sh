@@ -65,7 +65,9 @@ converged() {
 # lb_story LB SINCE: what HAProxy saw since SINCE (epoch seconds), for a step that failed: its
 # servers going DOWN and UP (with the check's reason), the app's containers turning unhealthy, killed
 # and started (swarm replaces an unhealthy task), and HAProxy's 5xx answers counted by backend/server
-# and termination state (a server's own 503 ends "----"; HAProxy's, with no server left, "SC--")
+# and termination state (a server's own 503 ends "----"; HAProxy's, with no server left, "SC--"), then
+# every request it logged (dontlog-normal: those that went wrong, were retried or were cut off, with
+# their timers, server and termination state; one its client gave up on ends CD)
 lb_story() {
   local logs
   logs=$($DOCKER logs --timestamps --since "$2" "$1" 2>&1)
@@ -75,6 +77,8 @@ lb_story() {
   app_events "$2" --filter event=health_status --filter event=kill --filter event=start 2>&1 | grep -v ': healthy' | tail -40 >&2
   echo "HAProxy's 5xx answers by backend/server, status and termination state:" >&2
   printf '%s\n' "$logs" | awk '$7 ~ /^5[0-9][0-9]$/ { n[$5 " " $7 " " $11]++ } END { for (k in n) print "  " n[k] " x " k }' | sort -rn >&2
+  echo "HAProxy's logged requests since the load started:" >&2
+  printf '%s\n' "$logs" | grep -E '" *(POST|GET) |inference\.GRPC' | head -80 | cut -c1-260 >&2
 }
 
 # app_events SINCE [FILTER...]: Docker's events for the stack's app containers since SINCE (epoch
@@ -160,9 +164,7 @@ stop_load() {
   grpc_met=$($DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -c 'inference.GRPCInferenceService/' || true)
   # tasks Docker's health check found unhealthy, which swarm replaces: a replica that is only busy never should be
   unhealthy=$(app_events "$load_since" --filter event=health_status 2>/dev/null | grep -c 'unhealthy' || true)
-  # HAProxy logs only the requests that went wrong, were retried or were cut off (dontlog-normal): all of
-  # them since the load started, with their timers, server and termination state (one its client gave up on ends CD)
-  [ "$rc" -eq 0 ] || { echo "HAProxy's logged requests since the load started:" >&2; $DOCKER logs --since "$load_since" "$(swarm_lb)" 2>&1 | grep -E '" *(POST|GET) |inference\.GRPC' | head -80 | cut -c1-260 >&2; fail "$what: failed requests: $figures"; }
+  [ "$rc" -eq 0 ] || fail "$what: failed requests: $figures"
   pass "$what: $(node -e "const f=JSON.parse(process.argv[1]);console.log(f.answered+' requests ('+f.correct+' checked 200), '+f.non2xx+' non-2xx, '+f.failed+' failed in '+f.seconds+' s, p99 '+f.latencyP99ms+' ms, converged in '+process.argv[2]+' s; HAProxy logged '+process.argv[3]+' retried')" "$figures" "$converge" "$retried"); $grpc_summary, $grpc_met gRPC calls logged by HAProxy with an error; $unhealthy tasks turned unhealthy; $hog_figures"
 }
 

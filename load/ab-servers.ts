@@ -69,7 +69,7 @@ async function slice(server: Spawned, seconds: number): Promise<number> {
     if (r.errors > 0) throw new Error(`${server.name}: ${r.errors} gRPC errors (${JSON.stringify(r.statuses)})`);
     return r.ok;
   }
-  const result = await pacedHttp({ url: `${server.base}${path}`, headers, body, connections, rate, duration: seconds, sliceMs: 10 });
+  const result = await pacedHttp({ url: `${server.base}${path}`, headers, body, connections, rate, duration: seconds });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.ok;
 }

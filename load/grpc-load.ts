@@ -4,6 +4,7 @@
 // every millisecond. Nothing is decoded but the frame lengths and grpc-status, so the client costs
 // little beside the server it measures; its own CPU is reported.
 import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { SLICE_MS } from './paced-http.js';
 
 export type GrpcMode = 'unary' | 'stream';
 
@@ -87,7 +88,6 @@ function frameReader(onMessage: (bytes: Buffer, start: number, length: number) =
   };
 }
 
-const SLICE_MS = 10; // as load/measure.ts: how evenly a paced run's answers came
 const DRAIN_MS = 5_000; // after the window, answers still on their way are waited for this long
 
 export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {

@@ -7,13 +7,13 @@ import { runGrpcLoad, type GrpcLoadResult, type GrpcMode } from './grpc-load.js'
 import type { GrpcSample, GrpcScenario } from './grpc-scenarios.js';
 import { MIN_OK, percentile, settle } from './measure.js';
 import { fixedAmount, type Options } from './options.js';
+import { SLICE_MS } from './paced-http.js';
 import { cpuSeconds } from './processes.js';
 import type { SlicedRun } from './interleave.js';
 import type { GrpcSide, PacedFigures, RunFigures } from './results.js';
 
 const SHORT_MAX_MS = 30_000; // a short run's fixed amount is answered within this, or the run ends
 const CHECK_DEADLINE_MS = 60_000;
-const SLICE_MS = 10; // grpc-load.ts's slices
 
 export interface GrpcEndpoint {
   target: GrpcSide;

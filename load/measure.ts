@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import autocannon, { type Instance } from 'autocannon';
 import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
 import { fixedAmount, type Options } from './options.js';
-import { pacedHttp } from './paced-http.js';
+import { pacedHttp, SLICE_MS } from './paced-http.js';
 import { cpuSeconds } from './processes.js';
 import type { SlicedRun } from './interleave.js';
 import type { PacedFigures, Ratio, RunFigures } from './results.js';
@@ -19,7 +19,6 @@ if (typeof responseQueue.prototype.addBody === 'function') responseQueue.prototy
 export const MIN_OK = 20; // a run too slow to give this many answers is extended, up to 3 × --duration
 export const SETTLE_MAX_MS = 15_000; // after a run, until the server's CPU is idle: runs must not overlap
 const BESIDE_MAX_S = 30; // a fixed-amount window lasts this long at most for the load beside it
-const SLICE_MS = 10; // a paced run's window in slices of this length: how evenly its answers came
 
 export interface Endpoint { target: Target; base: string; pid: number | null }
 
@@ -186,7 +185,7 @@ export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options
   const c = emptyCannon();
   let genSeconds = 0;
   const paced = (run: { duration: number } | { amount: number }) =>
-    pacedHttp({ url, headers: headers(samples[0], o), body: samples[0].body, connections: o.connections ?? s.connections, rate, sliceMs: SLICE_MS, ...run });
+    pacedHttp({ url, headers: headers(samples[0], o), body: samples[0].body, connections: o.connections ?? s.connections, rate, ...run });
   return {
     pid: e.pid,
     async open() {

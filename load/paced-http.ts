@@ -12,6 +12,9 @@ import { Pool } from 'undici';
 import type { Cannon } from './measure.js';
 
 const TIMEOUT_MS = 60_000; // as autocannon's: a request unanswered this long counts as a timeout
+/** a paced run's answers are counted in slices of this length (ms): how evenly they came (this
+ *  client's and load/grpc-load.ts's) */
+export const SLICE_MS = 10;
 
 export interface PacedHttpRun {
   url: string;
@@ -20,11 +23,10 @@ export interface PacedHttpRun {
   connections: number;
   /** offered requests per second over all connections */
   rate: number;
-  /** seconds to send for; or `amount` requests in all (the run ends once each is answered) */
+  /** seconds to send for (rate × duration requests); or `amount` requests in all. The run ends once
+   *  each is answered */
   duration?: number;
   amount?: number;
-  /** the run's answers are counted in slices of this many ms: how evenly they came */
-  sliceMs: number;
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -33,8 +35,7 @@ export function pacedHttp(run: PacedHttpRun): Promise<Cannon> {
   const target = new URL(run.url);
   const pool = new Pool(target.origin, { connections: run.connections, pipelining: 1, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
   const path = target.pathname + target.search;
-  const total = run.amount ?? Infinity;
-  const windowMs = run.amount === undefined ? (run.duration ?? 0) * 1000 : Infinity;
+  const total = run.amount ?? Math.round((run.duration ?? 0) * run.rate);
   const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [], busySlices: 0 };
   const slices = new Set<number>();
   const started = performance.now();
@@ -55,7 +56,7 @@ export function pacedHttp(run: PacedHttpRun): Promise<Cannon> {
       if (status === null) c.errors++;
       else {
         c.responses++;
-        slices.add(Math.floor((now - started) / run.sliceMs));
+        slices.add(Math.floor((now - started) / SLICE_MS));
         if (status >= 200 && status < 300) {
           c.ok++;
           c.latencies.push(now - sentAt);
@@ -76,14 +77,15 @@ export function pacedHttp(run: PacedHttpRun): Promise<Cannon> {
         res.body.resume();
       }, (err: { code?: string }) => failed(err, sentAt));
     };
+    // each millisecond, the requests due by now: the k-th at k / rate s, the first at once (as
+    // load/grpc-load.ts), so a window of T s offers T × rate
     const tick = setInterval(() => {
-      const elapsed = performance.now() - started;
-      const due = Math.min(total, Math.floor((elapsed * run.rate) / 1000));
+      const due = Math.min(total, Math.floor(((performance.now() - started) * run.rate) / 1000) + 1);
       while (sent < due) {
         sent++;
         send();
       }
-      if (sent >= total || elapsed >= windowMs) {
+      if (sent >= total) {
         clearInterval(tick);
         sending = false;
         finish();

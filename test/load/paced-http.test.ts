@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const run = (path: string, amount: number, connections: number) =>
-  pacedHttp({ url: `${base}${path}`, headers: { 'content-type': 'text/plain' }, body: 'the body', connections, rate: 20_000, amount, sliceMs: 10 });
+  pacedHttp({ url: `${base}${path}`, headers: { 'content-type': 'text/plain' }, body: 'the body', connections, rate: 20_000, amount });
 
 describe('pacedHttp', () => {
   it('sends a fixed amount, each answered once, the body whole, over no more connections than it has', async () => {
@@ -67,7 +67,7 @@ describe('pacedHttp', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const c = await pacedHttp({ url: `http://127.0.0.1:${port}/x`, headers: {}, body: 'b', connections: 2, rate: 20_000, amount: 10, sliceMs: 10 });
+    const c = await pacedHttp({ url: `http://127.0.0.1:${port}/x`, headers: {}, body: 'b', connections: 2, rate: 20_000, amount: 10 });
     expect(c).toMatchObject({ ok: 0, responses: 0, errors: 10 });
   });
 });
