@@ -56,6 +56,13 @@ describe('pacedHttp', () => {
     expect(mostOpen).toBeLessThanOrEqual(3);
   });
 
+  it('takes a duration run\'s window as the seconds it offered requests over, answered sooner or not', async () => {
+    // 10 requests at 20 req/s, the last sent at 0.45 s and answered at once: 10 answers in the 0.5 s offered
+    const c = await pacedHttp({ url: `${base}/ok`, headers: {}, body: 'b', connections: 2, rate: 20, duration: 0.5 });
+    expect(c).toMatchObject({ ok: 10, responses: 10 });
+    expect(c.seconds).toBeGreaterThanOrEqual(0.5);
+  });
+
   it('counts answers that are not 2xx apart, with no latency', async () => {
     const c = await run('/refused', 40, 4);
     expect(c).toMatchObject({ ok: 0, responses: 40, non2xx: 40, errors: 0 });
