@@ -13,7 +13,8 @@ import type { WorkerPool } from '../pool/worker-pool.js';
 import type { TaskFault } from '../pool/protocol.js';
 import { allocateRowJob, outputAtAnyOffset } from './allocate.js';
 import { allocateChannelJob } from './allocate-channels.js';
-import { rowCount, type CheckedRequest } from './checked-request.js';
+import { alikeGroups, allocateItemsJob } from './allocate-items.js';
+import { rowCount, type CheckedRequest, type RowRequest } from './checked-request.js';
 import type { Job } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
 import { jobsDone, runJobs, type JobTiming } from './run.js';
@@ -83,7 +84,9 @@ export function runPipeline(engine: PipelineResources, req: PipelineRequest): Pi
   // a batch's jobs are carved from a few slabs the lease holds as they are taken; a lone job's slab
   // is its own. Either way held at once, so a later item's 503 still gives this one back
   const carver = batch ? new SlabCarver(engine.slabs, req.lease, checked.length) : null;
+  const joined = together === null ? null : joinAlike(engine, checked, together.outputAt, carver!, jobs);
   checked.forEach((item, i) => {
+    if (joined?.has(i)) return;
     const prefix = batch ? null : req.answer.prefix(item);
     const job = allocateJob(engine, item, prefix, req.answer.answerPhase ?? null, carver ?? engine.slabs, together?.outputAt[i] ?? null);
     if (carver === null) req.lease.add(job.slab);
@@ -126,6 +129,20 @@ function layOutTogether(engine: PipelineResources, req: PipelineRequest, checked
     return output;
   });
   return { answer, outputAt };
+}
+
+/** a batch answered straight from memory: its alike items as one job each group (allocate-items.ts),
+ *  pushed to `jobs`; the indices of the items they run */
+function joinAlike(engine: PipelineResources, checked: CheckedRequest[], outputAt: number[], carver: SlabCarver, jobs: Job[]): Set<number> {
+  const joined = new Set<number>();
+  for (const group of alikeGroups(checked)) {
+    const items = group.map((i) => checked[i] as RowRequest);
+    const job = allocateItemsJob(items, group.map((i) => outputAt[i]), engine.slabs, engine.wasm, engine.pool.workers, carver);
+    if (job === null) continue;
+    jobs.push(job);
+    for (const i of group) joined.add(i);
+  }
+  return joined;
 }
 
 const outputBytes = (item: CheckedRequest) => item.input.size * DTYPES[item.outDtype].itemsize;

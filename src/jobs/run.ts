@@ -119,9 +119,10 @@ function addTiming(total: JobTiming, t: JobTiming): void {
   total.computeMs += t.computeMs;
 }
 
-/** a task for units [start, end) of its template: rows, or BatchNorm tiles */
+/** a task for units [start, end) of its template: rows, items, text blocks or BatchNorm tiles */
 function slice(task: Task, start: number, end: number): Task {
   if (task.kind === 'rows') return { ...task, rowStart: start, rowEnd: end };
+  if (task.kind === 'items') return { ...task, itemStart: start, itemEnd: end };
   if (task.kind === 'text') return { ...task, blockStart: start, blockEnd: end };
   return { ...task, tileStart: start, tileEnd: end };
 }
@@ -139,7 +140,7 @@ function startPhase(phase: Phase, ctx: RunContext, queued: Queued): JobTiming | 
     return { queueMs: 0, computeMs: 0 };
   }
   // faults are injected on workers only: a crash inline would take the server down
-  if (elements * phase.cost <= ctx.limits.inlineMaxElements && ctx.fault === null) {
+  if ((phase.inlineByUnit ? phase.elementsPerUnit : elements) * phase.cost <= ctx.limits.inlineMaxElements && ctx.fault === null) {
     const done = record(ctx.metrics, submittedAt, executeTask(task, ctx.wasm, null, submittedAt));
     return { queueMs: 0, computeMs: Math.max(0, done.finishedAt - done.startedAt) };
   }

@@ -7,7 +7,7 @@ import { loadRows } from './load-rows.js';
 import { rowKernel, type RowParams } from './row-kernels.js';
 import type { OutputArray, RowKernelConfig, ValueArray } from './types.js';
 import type { WasmKernels } from './wasm-kernels.js';
-import { leaveQueue, STARTED, type Region, type RowTask, type Task, type TaskResult } from '../pool/protocol.js';
+import { leaveQueue, STARTED, type ItemsTask, type Region, type RowTask, type Task, type TaskResult } from '../pool/protocol.js';
 
 /** this thread's clock origin: a getter per read costs as much as the clock itself (ab:path) */
 export const TIME_ORIGIN = performance.timeOrigin;
@@ -34,6 +34,7 @@ export function executeTask(task: Task, wasm: WasmKernels | null, onStarted: (()
   onStarted?.();
   try {
     if (task.kind === 'rows') runRowTask(task, wasm);
+    else if (task.kind === 'items') runItemsTask(task, wasm);
     else if (task.kind === 'text') writeNumberText(task);
     else runChannelTask(task, wasm);
     return { ok: true, startedAt, finishedAt: epochNow(), skipped: false };
@@ -79,6 +80,14 @@ function runRowTask(task: RowTask, wasm: WasmKernels | null): void {
     bias: task.bias === null ? null : view(Float64Array, task.bias),
   };
   kernel.rows(buffers, norm, rowStart, rowEnd, task.params);
+}
+
+/** each item's rows where they lie, one kernel call an item */
+function runItemsTask(task: ItemsTask, wasm: WasmKernels | null): void {
+  if (wasm === null) throw new Error('a batch\'s alike items run on the SIMD kernels only');
+  const { rows, at } = task;
+  const simd = rowKernel(rows.params).simd!;
+  for (let i = task.itemStart; i < task.itemEnd; i++) simd(wasm, rows, at[2 * i], at[2 * i + 1]);
 }
 
 /** the SIMD kernel on rows [rowStart, rowEnd) (allocate set `prepared` only where it applies); a

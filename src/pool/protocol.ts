@@ -136,7 +136,22 @@ export interface NumberSource extends Region {
 
 export type NonFinite = 'quoted' | 'bare';
 
-export type Task = RowTask | ChannelTask | TextTask;
+/** a batch's alike items run as one task (jobs/allocate-items.ts): item i's rows, as `rows` describes
+ *  them, read from byte offset at[2i] and written to at[2i + 1]; this task runs items [itemStart,
+ *  itemEnd), on the SIMD kernels only (every item is float32 in and out, read where it lies) */
+export interface ItemsTask {
+  kind: 'items';
+  /** each item's rows: kernel, parameters, row count and length, eps; its x and y are the first item's */
+  rows: RowTask;
+  itemStart: number;
+  itemEnd: number;
+  at: number[];
+  cancel: Region;
+  slot: number;
+  fault: TaskFault | null;
+}
+
+export type Task = RowTask | ChannelTask | TextTask | ItemsTask;
 
 /** a long JSON body parsed on a worker (codec/json-lists.ts): `json`, /v1's strict JSON with
  *  fastify's prototype-poisoning checks; `oip`, JSON with bare NaN / Infinity tokens (OIP.md) */
