@@ -14,36 +14,63 @@ import { outputAtAnyOffset } from './allocate.js';
 import type { CheckedRequest, RowRequest } from './checked-request.js';
 import { COST, placement, type Job } from './job.js';
 
-/** what makes items alike, when an item can join others: null when it runs as a job of its own */
-export function itemsKey(req: CheckedRequest): string | null {
+/** where an item's input lies when it can join others (a byte offset), else null: it runs as a job
+ *  of its own */
+function joinableAt(req: CheckedRequest): number | null {
   if (req.layout !== 'rows' || (req.params.kernel !== 'rmsnorm' && req.params.kernel !== 'layernorm')) return null;
   if (req.input.dtype !== 'float32' || req.outDtype !== 'float32' || req.rows === 0) return null;
   if (req.weight !== null || req.bias !== null || req.residual !== null || req.stats.length > 0) return null;
-  if (!outputAtAnyOffset(req) || !('inPlace' in placement(req.input, 'float32', true))) return null;
-  // rmsnorm's one parameter (sumLength) is n wherever the SIMD kernels apply
-  return `${req.params.kernel} ${req.rows} ${req.n} ${req.eps} ${req.epsOutside} ${req.weightOffset}`;
+  if (!outputAtAnyOffset(req)) return null;
+  const place = placement(req.input, 'float32', true);
+  return 'inPlace' in place ? place.inPlace.byteOffset : null;
 }
 
-/** the indices of items alike by itemsKey, in groups of two or more */
-export function alikeGroups(checked: CheckedRequest[]): number[][] {
-  const groups = new Map<string, number[]>();
-  checked.forEach((item, i) => {
-    const key = itemsKey(item);
-    if (key === null) return;
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, [i]);
-    else group.push(i);
-  });
-  return [...groups.values()].filter((group) => group.length > 1);
+/** computed alike: the same kernel over the same rows with the same eps and g (rmsnorm's one
+ *  parameter, sumLength, is n wherever the SIMD kernels apply). -0 and 0 compare equal, and give
+ *  the same bits as eps or weight_offset */
+function alike(a: RowRequest, b: RowRequest): boolean {
+  return a.params.kernel === b.params.kernel && a.rows === b.rows && a.n === b.n && a.eps === b.eps
+    && a.epsOutside === b.epsOutside && a.weightOffset === b.weightOffset;
+}
+
+export interface AlikeGroup {
+  /** the items' indices in the batch */
+  items: number[];
+  /** each one's input, a byte offset in the shared memory */
+  inputAt: number[];
+}
+
+/** a batch of many kinds is compared with this many groups at most; later kinds run on their own.
+ *  Comparing fields (not a key string per item: its hashing and flattening cost ~15 µs a 64-item
+ *  batch in perf) keeps an item's cost at a few comparisons */
+const MAX_GROUPS = 8;
+
+/** the batch's items that are alike, in groups of two or more */
+export function alikeGroups(checked: CheckedRequest[]): AlikeGroup[] {
+  const groups: (AlikeGroup & { first: RowRequest })[] = [];
+  for (let i = 0; i < checked.length; i++) {
+    const item = checked[i];
+    const at = joinableAt(item);
+    if (at === null) continue;
+    const row = item as RowRequest;
+    const group = groups.find((g) => alike(g.first, row));
+    if (group !== undefined) {
+      group.items.push(i);
+      group.inputAt.push(at);
+    } else if (groups.length < MAX_GROUPS) {
+      groups.push({ first: row, items: [i], inputAt: [at] });
+    }
+  }
+  return groups.filter((g) => g.items.length > 1);
 }
 
 /**
- * one job for alike items (alikeGroups), each output at its byte offset `yAt[i]`; null when their
- * kept parameters cannot be had (g = -0, or the kept area full): each item then runs on its own.
- * `maxTasks`: the most tasks the job may be split into; `source`: the batch's carver
+ * one job for alike items (alikeGroups), their inputs at byte offsets `xAt`, their outputs at `yAt`;
+ * null when their kept parameters cannot be had (g = -0, or the kept area full): each item then runs
+ * on its own. `maxTasks`: the most tasks the job may be split into; `source`: the batch's carver
  */
 export function allocateItemsJob(
-  items: RowRequest[], yAt: number[], slabs: TensorMemory, wasm: WasmKernels, maxTasks: number, source: SlabSource,
+  items: RowRequest[], xAt: number[], yAt: number[], slabs: TensorMemory, wasm: WasmKernels, maxTasks: number, source: SlabSource,
 ): Job | null {
   const first = items[0];
   const kept = constParams(slabs, wasm, first.weightOffset + 1, first.n);
@@ -52,7 +79,7 @@ export function allocateItemsJob(
   const { memory } = slab;
   int32View(memory).fill(0, slab.offset / 4, slab.offset / 4 + maxTasks); // slabs are reused
   const at: number[] = [];
-  for (let i = 0; i < items.length; i++) at.push(inputAt(items[i]), yAt[i]);
+  for (let i = 0; i < items.length; i++) at.push(xAt[i], yAt[i]);
   const size = first.input.size;
   const cancel: Region = { memory, byteOffset: slab.offset, length: maxTasks };
   const task: ItemsTask = {
@@ -80,11 +107,4 @@ export function allocateItemsJob(
     outputs: [],
     direct: null,
   };
-}
-
-/** the byte offset of an item's input, read where it lies (itemsKey made sure it can be) */
-function inputAt(req: RowRequest): number {
-  const place = placement(req.input, 'float32', true);
-  if (!('inPlace' in place)) throw new Error('allocateItemsJob: an item whose input cannot be read where it lies');
-  return place.inPlace.byteOffset;
 }

@@ -136,11 +136,11 @@ function layOutTogether(engine: PipelineResources, req: PipelineRequest, checked
 function joinAlike(engine: PipelineResources, checked: CheckedRequest[], outputAt: number[], carver: SlabCarver, jobs: Job[]): Set<number> {
   const joined = new Set<number>();
   for (const group of alikeGroups(checked)) {
-    const items = group.map((i) => checked[i] as RowRequest);
-    const job = allocateItemsJob(items, group.map((i) => outputAt[i]), engine.slabs, engine.wasm, engine.pool.workers, carver);
+    const items = group.items.map((i) => checked[i] as RowRequest);
+    const job = allocateItemsJob(items, group.inputAt, group.items.map((i) => outputAt[i]), engine.slabs, engine.wasm, engine.pool.workers, carver);
     if (job === null) continue;
     jobs.push(job);
-    for (const i of group) joined.add(i);
+    for (const i of group.items) joined.add(i);
   }
   return joined;
 }

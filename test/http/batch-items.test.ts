@@ -75,6 +75,11 @@ async function expectItemsAsAlone(app: FastifyInstance, items: Item[]): Promise<
   }
 }
 
+/** the tasks the app has run to the end, by its metrics */
+async function tasksOk(app: FastifyInstance): Promise<number> {
+  return Number(/norm_tasks_total\{outcome="ok"\} (\d+)/.exec((await app.inject({ url: '/metrics' })).body)?.[1] ?? 0);
+}
+
 describe.each([
   ['inline', {}],
   ['split across 2 workers', { inlineMaxElements: 0, minTaskElements: 1, workers: 2 }],
@@ -92,13 +97,20 @@ describe.each([
   });
 
   it('64 alike 1×768 items, as the load suite sends them, run as one task', async () => {
-    const tasksOk = async () => Number(/norm_tasks_total\{outcome="ok"\} (\d+)/.exec((await app.inject({ url: '/metrics' })).body)?.[1] ?? 0);
     const items = Array.from({ length: 64 }, (_, i): Item => ({ op: 'rmsnorm', rows: 1, n: 768, seed: 900 + i }));
-    const before = await tasksOk();
+    const before = await tasksOk(app);
     const bodies = items.map(body);
     await answerOf(app, '/v1/batch', { requests: bodies.map(({ fields }) => ({ op: 'rmsnorm', ...fields })) });
     // inline one task; split, one a worker
-    expect(await tasksOk() - before).toBe(Object.keys(config).length === 0 ? 1 : 2);
+    expect(await tasksOk(app) - before).toBe(Object.keys(config).length === 0 ? 1 : 2);
     await expectItemsAsAlone(app, items.slice(0, 3));
+  });
+
+  it('10 kinds of 2 alike items each: the first 8 kinds as a job each, the last 2 kinds\' items one by one', async () => {
+    const items = Array.from({ length: 20 }, (_, i): Item => ({ op: 'rmsnorm', rows: 1, n: 8 + (i % 10), seed: 950 + i }));
+    const before = await tasksOk(app);
+    await expectItemsAsAlone(app, items);
+    // the batch's tasks, then one alone for each of the 20 items; split, a group of two is a task a worker
+    expect(await tasksOk(app) - before - 20).toBe(Object.keys(config).length === 0 ? 8 + 4 : 8 * 2 + 4);
   });
 });
