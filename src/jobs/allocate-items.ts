@@ -1,7 +1,7 @@
 // a batch's alike items as one job. When a batch is answered straight from memory (pipeline.ts's
-// layOutTogether), items of one row-wise op with the same row count, row length and eps, float32 in
-// and out, read where they lie, with no weight, bias, residual or statistics, differ only in where
-// their input and output lie: one task template, one cancel slab and the kept parameters serve them
+// layOutTogether), RMSNorm or LayerNorm items with the same row count, row length, eps, eps placement
+// and weight offset, float32 in and out, read where they lie, with no weight, bias, residual or
+// statistics, differ only in where their input and output lie: one task template, one cancel slab and the kept parameters serve them
 // all, and the run counts one task, not one per item. Each item was a job of its own, with its slab,
 // plan, task and timing (allocateRowJob and the run's bookkeeping in a profile of /v1/batch of 64).
 import { constParams } from '../kernels/const-params.js';
@@ -66,8 +66,8 @@ export function alikeGroups(checked: CheckedRequest[]): AlikeGroup[] {
 
 /**
  * one job for alike items (alikeGroups), their inputs at byte offsets `xAt`, their outputs at `yAt`;
- * null when their kept parameters cannot be had (g = -0, or the kept area full): each item then runs
- * on its own. `maxTasks`: the most tasks the job may be split into; `source`: the batch's carver
+ * null when their kept parameters cannot be had (the kept area is full): each item then runs on its
+ * own. `maxTasks`: the most tasks the job may be split into; `source`: the batch's carver
  */
 export function allocateItemsJob(
   items: RowRequest[], xAt: number[], yAt: number[], slabs: TensorMemory, wasm: WasmKernels, maxTasks: number, source: SlabSource,
