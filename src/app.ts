@@ -1,6 +1,5 @@
 // the app factory: the engine (engine/) behind a Fastify instance, with the service endpoints and one
 // plugin per dialect under its prefix (http/v1, http/v2); it does not listen.
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveConfig, type Config } from './config.js';
 import { LogDestination } from './log-destination.js';
@@ -12,6 +11,7 @@ import { lazyRequestLogger } from './http/request-logger.js';
 import { registerDocs } from './http/openapi/document.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerErrorReplies, serviceErrorBody } from './http/error-handler.js';
+import { requestId } from './http/request-id.js';
 import { registerRequestScope } from './http/request-scope.js';
 import { registerServiceRoutes } from './http/service-routes.js';
 import { v1ComponentDescriptions } from './http/v1/openapi.js';
@@ -32,8 +32,6 @@ declare module 'fastify' {
   }
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
 export async function buildApp(options: Partial<Config> = {}): Promise<FastifyInstance> {
   const config = resolveConfig(options);
   // log lines are written asynchronously, in batches, not as a blocking write each (a line per
@@ -49,10 +47,7 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
     // draining is answered by admission, with a coded body and Retry-After
     return503OnClosing: false,
     // a caller's X-Request-Id is kept when it is sane, else one is made; it is echoed back
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestId,
     // slow or half-sent headers: a 408 and the connection closed within a second of the timeout
     // (Node checks every connectionsCheckingInterval, 30 s by default). The body has its own rules
     // (idle limit, minimum rate: http/body-reader.ts), so no overall request timeout

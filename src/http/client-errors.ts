@@ -1,12 +1,12 @@
 // answers for what Node's HTTP parser refuses before any route sees it (API.md §5): a malformed
 // request, headers over the size limit (431), headers not complete within HEADERS_TIMEOUT_MS (408).
 // The same coded body and X-Request-Id as every other error; the connection is closed after it.
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { serviceError, type ServiceError } from '../errors.js';
 import { serviceErrorBody } from './error-handler.js';
+import { madeRequestId } from './request-id.js';
 
 function errorFor(err: NodeJS.ErrnoException, headersTimeoutMs: number): ServiceError {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return serviceError('headersTimeout', headersTimeoutMs);
@@ -20,7 +20,7 @@ export function clientErrorHandler(headersTimeoutMs: number) {
     // a reset connection has nobody to answer
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const error = errorFor(err, headersTimeoutMs);
-    const id = randomUUID();
+    const id = madeRequestId();
     this.log.debug({ err, reqId: id }, 'refused by the HTTP parser');
     if (socket.writable) {
       const body = JSON.stringify(serviceErrorBody(error));

@@ -1,6 +1,7 @@
 // X-Request-Id is echoed when sane and generated (a UUID) when not; every /v1 200 carries Server-Timing.
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { madeRequestId } from '../../src/http/request-id.js';
 import { buildReadyApp, MSGPACK, msgpackBody, values } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -61,6 +62,18 @@ describe('request id', () => {
     }
     const longest = 'x'.repeat(128);
     expect((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': longest } })).headers['x-request-id']).toBe(longest);
+  });
+});
+
+describe('made request ids', () => {
+  it('are version-4 UUIDs, each distinct from all made before it', () => {
+    const made = new Set<string>();
+    for (let i = 0; i < 100_000; i++) {
+      const id = madeRequestId();
+      if (!UUID.test(id)) expect(id).toMatch(UUID);
+      made.add(id);
+    }
+    expect(made.size).toBe(100_000);
   });
 });
 
