@@ -1,15 +1,17 @@
-// the access log (docs/api.md, ACCESS_LOG): fastify's per-request lines through its LogController, as
-// one 'request completed' line at info per request with the request's method and url in it (fastify
-// writes those in a second line per request, 'incoming request', which comes at debug here). A
-// request that errored is logged as fastify does, whatever ACCESS_LOG says.
+// the request log (docs/api.md, ACCESS_LOG) as fastify's LogController. Fastify's own logger is off
+// (app.ts), so its request and reply loggers are silent and every line about a request is written
+// here through the service's logger (app.log) with the request's id: one 'request completed' line at
+// info per request when its answer has been written (http/request-scope.ts calls `completed`), with
+// its method and url (fastify wrote those in a second line, 'incoming request', which comes at debug
+// here), and fastify's lines about a request's errors, whatever ACCESS_LOG says.
 //
-// The line is the one pino writes for `log.info({ reqId, req, res, responseTime }, 'request
+// The access line is the one pino writes for `log.info({ reqId, req, res, responseTime }, 'request
 // completed')` with fastify's serializers, byte for byte (test/http/access-line.test.ts holds it to
 // pino's), but put together here: pino's generic path (serializers into a new object, each value
 // stringified and joined, its key checks) was ~14 µs a line with its write (perf of small /v1 at
 // 2,000 req/s), and a small request at info cost 0.929× as much without it (npm run ab). It goes to
 // the logger's own stream, in turn with every other line.
-import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { pino, type Logger } from 'pino';
 
 /** the pino internals a line is put together from: the same the logger itself writes with */
@@ -20,6 +22,16 @@ interface PinoParts {
 }
 
 const text = JSON.stringify;
+
+/** what fastify's logger writes of a request, a reply and an error (fastify/lib/logger-pino.js) */
+export const LOG_SERIALIZERS = {
+  req: (request: FastifyRequest) => ({
+    method: request.method, url: request.url, version: request.headers?.['accept-version'], host: request.host,
+    remoteAddress: request.ip, remotePort: request.socket ? request.socket.remotePort : undefined,
+  }),
+  res: (reply: FastifyReply) => ({ statusCode: reply.statusCode }),
+  err: pino.stdSerializers.err,
+};
 
 /** `{ req }` as fastify's serializer gives it (fastify/lib/logger-pino.js), as JSON: a field that is
  *  undefined is left out, as JSON.stringify leaves it out */
@@ -33,11 +45,11 @@ function reqJson(request: FastifyRequest): string {
     port === undefined ? '' : `,"remotePort":${text(port)}`}}`;
 }
 
-/** the access line of `request`, answered with `reply`, as `log` writes it at info */
-export function accessLine(log: FastifyBaseLogger, idLabel: string, request: FastifyRequest, reply: FastifyReply): string {
+/** the access line of `request`, answered with `reply` after `responseTime` ms, as `log` writes it at info */
+export function accessLine(log: FastifyBaseLogger, idLabel: string, request: FastifyRequest, reply: FastifyReply, responseTime: number): string {
   const parts = log as unknown as PinoParts;
   return `{"level":30${parts[pino.symbols.timeSym]()}${parts[pino.symbols.chindingsSym]},${text(idLabel)}:${text(request.id)},"req":${
-    reqJson(request)},"res":{"statusCode":${text(reply.statusCode)}},"responseTime":${text(reply.elapsedTime)},"msg":"request completed"}\n`;
+    reqJson(request)},"res":{"statusCode":${text(reply.statusCode)}},"responseTime":${text(responseTime)},"msg":"request completed"}\n`;
 }
 
 export class AccessLog extends LogController {
@@ -45,18 +57,63 @@ export class AccessLog extends LogController {
     super();
   }
 
+  /** the request's answer was written, `responseTime` ms after it came */
+  completed(request: FastifyRequest, reply: FastifyReply, responseTime: number): void {
+    if (!this.enabled) return;
+    const log = request.server.log;
+    // the app's logger is pino's (app.ts)
+    if ((log as Logger).isLevelEnabled('info')) (log as unknown as PinoParts)[pino.symbols.streamSym].write(accessLine(log, this.requestIdLogLabel, request, reply, responseTime));
+  }
+
+  /** the answer broke off with `error` as it was written (fastify's 'request errored' line) */
+  errored(request: FastifyRequest, reply: FastifyReply, error: Error, responseTime: number): void {
+    request.server.log.error({ [this.requestIdLogLabel]: request.id, res: reply, err: error, responseTime }, 'request errored');
+  }
+
   override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ req: request }, 'incoming request');
+    const log = request.server.log;
+    if ((log as Logger).isLevelEnabled('debug')) log.debug({ [this.requestIdLogLabel]: request.id, req: request }, 'incoming request');
+  }
+
+  // fastify's other lines about a request, written as its LogController writes them, by a child of
+  // app.log bound to the request's id in place of the silent loggers (rare: no cost to a request)
+  private speak(request: FastifyRequest, reply: FastifyReply): void {
+    const child = request.server.log.child({ [this.requestIdLogLabel]: request.id });
+    request.log = child;
+    reply.log = child;
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) super.requestCompleted(error, request, reply);
-    // through the root logger, the id in the line: the request's own child logger is never made
-    // for a request that went well (http/request-logger.ts)
-    else if (this.enabled) {
-      const log = request.server.log;
-      // the app's logger is pino's (app.ts)
-      if ((log as Logger).isLevelEnabled('info')) (log as unknown as PinoParts)[pino.symbols.streamSym].write(accessLine(log, this.requestIdLogLabel, request, reply));
-    }
+    this.speak(request, reply);
+    super.requestCompleted(error, request, reply);
+  }
+
+  override defaultErrorLog(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    this.speak(request, reply);
+    super.defaultErrorLog(error, request, reply);
+  }
+
+  override streamError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    this.speak(request, reply);
+    super.streamError(error, request, reply);
+  }
+
+  override routeNotFound(request: FastifyRequest, reply: FastifyReply): void {
+    this.speak(request, reply);
+    super.routeNotFound(request, reply);
+  }
+
+  override writeHeadError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    this.speak(request, reply);
+    super.writeHeadError(error, request, reply);
+  }
+
+  override serializerError(error: Error, request: FastifyRequest, reply: FastifyReply, metadata: { statusCode: number }): void {
+    this.speak(request, reply);
+    super.serializerError(error, request, reply, metadata);
+  }
+
+  override serviceUnavailable(_logger: FastifyBaseLogger, server: FastifyInstance): void {
+    super.serviceUnavailable(server.log, server);
   }
 }

@@ -96,7 +96,7 @@ export function registerErrorReplies(scope: FastifyInstance, body: ErrorBody): v
   scope.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const mapped = toServiceError(error);
     // 503 and 504 are load shedding and deadlines doing their job, not faults
-    if (mapped.statusCode === 500) request.log.error({ err: error }, 'request failed');
+    if (mapped.statusCode === 500) request.server.log.error({ reqId: request.id, err: error }, 'request failed');
     if (mapped.statusCode === 503) reply.header('retry-after', '1');
     // fastify closes the connection after any body-reading error, and a client still sending its
     // body then meets a reset (EPIPE) instead of this answer. Overload is transient and the client

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { accessLine } from '../../src/http/access-log.js';
+import { accessLine, LOG_SERIALIZERS } from '../../src/http/access-log.js';
 
 // fastify's serializers for req and res, as its pino logger has them (not exported from its index)
 const { serializers } = createRequire(import.meta.url)('fastify/lib/logger-pino.js') as { serializers: pino.LoggerOptions['serializers'] };
@@ -35,19 +35,34 @@ const requests = fc.record({
   elapsedTime: fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constant(0), fc.constant(Number.NaN)),
 });
 
+const fastifyRequest = (r: typeof requests extends fc.Arbitrary<infer R> ? R : never) => ({
+  id: r.id, method: r.method, url: r.url, host: r.host, ip: r.ip,
+  headers: r.version === undefined ? {} : { 'accept-version': r.version },
+  socket: r.hasSocket ? { remotePort: r.port } : undefined,
+}) as unknown as FastifyRequest;
+
+it('the service logger\'s serializers write a request and a reply as fastify\'s do', () => {
+  fc.assert(
+    fc.property(requests, (r) => {
+      const request = fastifyRequest(r);
+      const reply = { statusCode: r.statusCode } as unknown as FastifyReply;
+      expect(LOG_SERIALIZERS.req(request)).toEqual(serializers!.req(request));
+      expect(LOG_SERIALIZERS.res(reply)).toEqual(serializers!.res(reply));
+    }),
+    { numRuns: 500 },
+  );
+  expect(LOG_SERIALIZERS.err).toBe(serializers!.err);
+});
+
 it('is the line pino writes with fastify\'s serializers', () => {
   fc.assert(
     fc.property(requests, (r) => {
-      const request = {
-        id: r.id, method: r.method, url: r.url, host: r.host, ip: r.ip,
-        headers: r.version === undefined ? {} : { 'accept-version': r.version },
-        socket: r.hasSocket ? { remotePort: r.port } : undefined,
-      } as unknown as FastifyRequest;
-      const reply = { statusCode: r.statusCode, elapsedTime: r.elapsedTime } as unknown as FastifyReply;
+      const request = fastifyRequest(r);
+      const reply = { statusCode: r.statusCode } as unknown as FastifyReply;
       const { log, written } = logger();
-      log.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      log.info({ reqId: request.id, req: request, res: reply, responseTime: r.elapsedTime }, 'request completed');
       expect(written).toHaveLength(1);
-      expect(accessLine(log as unknown as FastifyBaseLogger, 'reqId', request, reply)).toBe(written[0]);
+      expect(accessLine(log as unknown as FastifyBaseLogger, 'reqId', request, reply, r.elapsedTime)).toBe(written[0]);
     }),
     { numRuns: 2000 },
   );
@@ -57,9 +72,9 @@ it('carries the logger\'s own bindings and a label of another name', () => {
   const { log, written } = logger();
   const child = log.child({ scope: 'v1' });
   const request = { id: 'abc-1', method: 'POST', url: '/v1/rmsnorm', host: 'h:1', ip: '127.0.0.1', headers: {}, socket: { remotePort: 4000 } } as unknown as FastifyRequest;
-  const reply = { statusCode: 200, elapsedTime: 1.5 } as unknown as FastifyReply;
-  child.info({ requestId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-  const line = accessLine(child as unknown as FastifyBaseLogger, 'requestId', request, reply);
+  const reply = { statusCode: 200 } as unknown as FastifyReply;
+  child.info({ requestId: request.id, req: request, res: reply, responseTime: 1.5 }, 'request completed');
+  const line = accessLine(child as unknown as FastifyBaseLogger, 'requestId', request, reply, 1.5);
   expect(line).toBe(written[0]);
   expect(JSON.parse(line)).toMatchObject({ level: 30, scope: 'v1', requestId: 'abc-1', req: { method: 'POST', url: '/v1/rmsnorm', host: 'h:1', remoteAddress: '127.0.0.1', remotePort: 4000 }, res: { statusCode: 200 }, responseTime: 1.5, msg: 'request completed' });
 });
