@@ -9,6 +9,7 @@ import { Unpackr } from 'msgpackr/unpack';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
+import { bytesView } from '../memory/whole-views.js';
 import type { WorkerPool } from '../pool/worker-pool.js';
 import { readBodyIntoSlab, type BodyDone, type BodyLimits } from './body-reader.js';
 import { JSON_TYPE, MSGPACK_TYPES } from './media-types.js';
@@ -18,6 +19,7 @@ import { parseJsonBody, type JsonBodyResult } from './parse-json-body.js';
 // structuredClone off: its id/pointer extensions let a few hundred bytes decode to a DAG whose
 // walk (normalize, validation) is exponential in its depth; no client of ours sends them
 const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, structuredClone: false });
+const EMPTY = Buffer.alloc(0);
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,7 +58,9 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
       const started = performance.now();
       let value: unknown;
       try {
-        value = normalizeMsgpackBody(unpackr.unpack(Buffer.from(slab.memory, slab.offset, length)));
+        // decoded where it lies, from the memory's one Buffer; msgpackr reads a 0 end as "to the end"
+        const decoded = length === 0 ? unpackr.unpack(EMPTY) : unpackr.unpack(bytesView(slab.memory), { start: slab.offset, end: slab.offset + length });
+        value = normalizeMsgpackBody(decoded);
       } catch (decodeErr) {
         return done(isServiceError(decodeErr) ? decodeErr : serviceError('bodyNotMsgpack', decodeErr instanceof Error ? decodeErr.message : String(decodeErr)), undefined);
       }

@@ -6,7 +6,7 @@
 // plan, task and timing (allocateRowJob and the run's bookkeeping in a profile of /v1/batch of 64).
 import { constParams } from '../kernels/const-params.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
-import { int32View } from '../memory/int32-view.js';
+import { int32View } from '../memory/whole-views.js';
 import type { SlabSource } from '../memory/slab-carver.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
 import type { ItemsTask, Region } from '../pool/protocol.js';

@@ -2,7 +2,7 @@
 import { DTYPES, type Dtype } from '../codec/dtype.js';
 import { writeValues, type TensorIn } from '../codec/read-tensor.js';
 import type { TensorOut } from '../codec/write-tensor.js';
-import { int32View } from '../memory/int32-view.js';
+import { bytesView, int32View } from '../memory/whole-views.js';
 import type { SlabSource } from '../memory/slab-carver.js';
 import type { Slab } from '../memory/tensor-memory.js';
 import type { Region, Task } from '../pool/protocol.js';
@@ -102,7 +102,7 @@ export function openJobSlab(
   const { memory, offset: base } = slab;
   for (let i = 0; i < sizes.length; i++) sizes[i] += base;
   int32View(memory).fill(0, sizes[0] / 4, (sizes[0] + cancelBytes) / 4);
-  if (prefix !== null) Buffer.from(memory, base + prefixStart, prefixLength).set(prefix);
+  if (prefix !== null) bytesView(memory).set(prefix, base + prefixStart);
   return {
     slab,
     offsets: sizes,

@@ -2,7 +2,7 @@
 // which a task leaves its queue (claimed by a thread, or dropped by the main thread).
 import type { Dtype } from '../codec/dtype.js';
 import type { RowParams } from '../kernels/row-kernels.js';
-import { int32View } from '../memory/int32-view.js';
+import { int32View } from '../memory/whole-views.js';
 
 /** a task's flag in its job's cancel region: a task claims it (QUEUED → STARTED) before touching
  *  memory; the main thread drops a queued one (QUEUED → DROPPED), which then does nothing */
