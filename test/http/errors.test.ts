@@ -37,6 +37,8 @@ const badRequests: Case[] = [
     send: msgpack(pack({ input: { dtype: 'float32', shape: [2], data: bytesOf('float32', [1, 2]) } }).subarray(0, 12)),
     status: 400, code: 'NORM_ERR_BODY_MALFORMED', message: 'body: not valid msgpack (Unexpected end of MessagePack data)',
   },
+  // the body is decoded between two offsets of the shared memory: an empty one must not read past its end
+  { name: 'an empty msgpack body', send: msgpack(Buffer.alloc(0)), status: 400, code: 'NORM_ERR_BODY_MALFORMED', message: 'body: not valid msgpack (Unexpected end of MessagePack data)' },
   { name: 'msgpack of the never-used byte 0xc1', send: msgpack(Buffer.from([0xc1])), status: 400, code: 'NORM_ERR_BODY_MALFORMED', message: 'body: 0xc1 is not a msgpack value' },
   {
     name: 'msgpack with bytes after the body',
