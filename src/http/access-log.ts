@@ -76,16 +76,13 @@ export class AccessLog extends LogController {
   }
 
   // fastify's other lines about a request, written as its LogController writes them, by a child of
-  // app.log bound to the request's id in place of the silent loggers (rare: no cost to a request)
+  // app.log bound to the request's id in place of the silent loggers (rare: no cost to a request).
+  // Not requestCompleted: fastify calls it from the answer's listeners, which it sets up only with a
+  // logger of its own or an onResponse hook (`completed` and `errored` stand in for it)
   private speak(request: FastifyRequest, reply: FastifyReply): void {
     const child = request.server.log.child({ [this.requestIdLogLabel]: request.id });
     request.log = child;
     reply.log = child;
-  }
-
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.speak(request, reply);
-    super.requestCompleted(error, request, reply);
   }
 
   override defaultErrorLog(error: Error, request: FastifyRequest, reply: FastifyReply): void {
