@@ -45,7 +45,7 @@ it('incoming requests at debug only; the access line at info unless turned off',
   for (const [level, enabled, expected] of [['debug', true, ['incoming request', 'request completed']], ['info', true, ['request completed']], ['info', false, []], ['warn', true, []]] as const) {
     const { written, request, reply } = scene(level);
     const controller = new AccessLog(enabled);
-    controller.incomingRequest(request, reply);
+    controller.incomingRequest(request);
     controller.completed(request, reply, 1.25);
     expect(written.map((line) => line.msg), `${level} ${enabled}`).toEqual(expected);
     for (const line of written) expect(line.reqId).toBe('req-7');
