@@ -18,7 +18,8 @@
 #      and the replica back in rotation
 #   4. swarm: docker/stack.yaml on a single-node swarm; a rolling update, scaling 2 -> 4 -> 2,
 #      a replica SIGKILLed and a bad release rolled back, each under load with 0 failed
-#      requests; the API key from a swarm secret (docker/swarm-steps.sh)
+#      requests (but answers the kill cut off half sent, which HAProxy logs as SD); the API key
+#      from a swarm secret (docker/swarm-steps.sh)
 #   5. clean up (containers, the stack, the swarm it made, networks, the dockerd it started)
 #      on any exit; images stay (dangling ones are pruned when the engine is the one it started).
 # A noisy neighbour: steps 3 and 4's operations under load each run beside a CPU hog, a
