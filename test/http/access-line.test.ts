@@ -17,7 +17,7 @@ function logger(): { log: pino.Logger; written: string[] } {
   return { log, written };
 }
 
-// what fastify's request ids can be: a caller's X-Request-Id when it matches app.ts's pattern, else a UUID
+// what fastify's request ids can be: a caller's X-Request-Id when it matches http/request-id.ts's pattern, else a UUID
 const requestId = fc.oneof(fc.uuid(), fc.stringMatching(/^[\w.:-]{1,128}$/));
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 const anyText = fc.string({ unit: 'binary', maxLength: 150 });
