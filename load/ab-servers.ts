@@ -2,7 +2,7 @@
 // shared machine, where separate runs a minute apart differ by ±30 %: both servers are up at once and
 // the load alternates between them in short slices (A B B A, repeated), so slow drifts of the host
 // fall on both alike. Each slice is a run at --rate, its requests spread evenly as the suite's
-// equal-rate rows send them (load/paced-http.ts); a server's CPU per answer is its process's user +
+// equal-rate rows send them, on each server's connections kept from slice to slice (load/paced-http.ts); a server's CPU per answer is its process's user +
 // system time over its slices (/proc) ÷ its answers. Prints each pair's ratio, their median and
 // quartiles, and B ÷ A over all slices.
 //   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch|grpc-unary|grpc-stream] [--rate 3000] [--pairs 30] [--log-level warn]
@@ -17,7 +17,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runGrpcLoad } from './grpc-load.js';
-import { pacedHttp } from './paced-http.js';
+import { keptPool, pacedHttp } from './paced-http.js';
 import { grpcPlan, makeGrpcSample } from './grpc-scenarios.js';
 import { cpuSeconds, killAll, spawnServer, type Listens, type Spawned } from './processes.js';
 
@@ -62,6 +62,8 @@ function request(): { path: string; headers: Record<string, string>; body: Buffe
 const { path, headers, body } = request();
 const grpcMessage = grpcMode === null ? null : makeGrpcSample(grpcPlan([`rmsnorm/small-grpc-${grpcMode}`]).scenarios[0], 1).message;
 
+const pools: Record<string, ReturnType<typeof keptPool>> = {};
+
 /** answers (2xx, gRPC OK) of one slice at the offered rate; anything else fails the run */
 async function slice(server: Spawned, seconds: number): Promise<number> {
   if (grpcMode !== null) {
@@ -69,7 +71,10 @@ async function slice(server: Spawned, seconds: number): Promise<number> {
     if (r.errors > 0) throw new Error(`${server.name}: ${r.errors} gRPC errors (${JSON.stringify(r.statuses)})`);
     return r.ok;
   }
-  const result = await pacedHttp({ url: `${server.base}${path}`, headers, body, connections, rate, duration: seconds });
+  const url = `${server.base}${path}`;
+  // each server's connections kept from slice to slice (load/paced-http.ts says why)
+  const pool = (pools[server.name] ??= keptPool(url, connections));
+  const result = await pacedHttp({ url, headers, body, connections, rate, duration: seconds, pool });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.ok;
 }
@@ -110,5 +115,6 @@ try {
   console.log(`${kind} at ${rate} req/s, ${pairs} pairs of ${sliceSeconds} s slices: A ${figures.aCpuUsPerAnswer} µs, B ${figures.bCpuUsPerAnswer} µs CPU per answer; B ÷ A ${figures.bOverA} (pairs: median ${figures.pairMedian}, quartiles ${figures.pairQ1}–${figures.pairQ3})`);
   console.log(JSON.stringify(figures));
 } finally {
+  for (const pool of Object.values(pools)) await pool.destroy();
   for (const server of servers) await server.stop();
 }

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import autocannon, { type Instance } from 'autocannon';
 import { scrapeLoopDelay, type LoopDelay } from './event-loop.js';
 import { fixedAmount, type Options } from './options.js';
-import { pacedHttp, SLICE_MS } from './paced-http.js';
+import { keptPool, pacedHttp, SLICE_MS } from './paced-http.js';
 import { cpuSeconds } from './processes.js';
 import type { SlicedRun } from './interleave.js';
 import type { PacedFigures, Ratio, RunFigures } from './results.js';
@@ -184,8 +184,11 @@ export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options
   const fixed = fixedAmount(o);
   const c = emptyCannon();
   let genSeconds = 0;
+  const connections = o.connections ?? s.connections;
+  // the warm-up and every slice on the same connections (load/paced-http.ts says why)
+  let pool: ReturnType<typeof keptPool> | null = null;
   const paced = (run: { duration: number } | { amount: number }) =>
-    pacedHttp({ url, headers: headers(samples[0], o), body: samples[0].body, connections: o.connections ?? s.connections, rate, ...run });
+    pacedHttp({ url, headers: headers(samples[0], o), body: samples[0].body, connections, rate, pool: pool ??= keptPool(url, connections), ...run });
   return {
     pid: e.pid,
     async open() {
@@ -201,6 +204,7 @@ export function pacedRun(e: Endpoint, s: Scenario, samples: Sample[], o: Options
       return got.responses;
     },
     async close(serverCpu, slices) {
+      await pool?.destroy();
       const eventLoop = e.target === 'service' ? await scrapeLoopDelay(e.base) : null;
       if (!fixed) await settle(e.pid);
       const failures = await spotCheck(url, samples, e.target, o);

@@ -8,6 +8,14 @@
 // 1.34), 1.18–1.49 in autocannon's bursts (12 runs, mean 1.38), with pair-to-pair spreads about
 // two thirds as wide. undici, not node:http: a heavier client leaves the servers less of this
 // 2-CPU machine (node:http read 1.36–1.43).
+// A run sliced beside other servers' keeps its connections from slice to slice (`keptPool`), as a
+// client of the service keeps its own: with 16 new connections a slice, each slice's start and end
+// also set up and tore down connections, and Node's stream code deoptimized at every slice's end
+// (`--trace-deopt`: `wrong map` in `Readable.read`, `emit`, `destroy` … as sockets closed) and ran
+// unoptimized into the next. Measured 2026-11-28 (small `/v1` msgpack at 2,000 req/s, 12 slices of
+// 1 s each, service and echo in turn, main + other threads µs an answer): new connections each
+// slice, the service 40–56 (first slice 56 + 20 on the JIT's threads), the echo 30–61; kept, the
+// service 39–44, the echo 30–35, the first slices like the rest.
 import { Pool } from 'undici';
 import type { Cannon } from './measure.js';
 
@@ -27,13 +35,22 @@ export interface PacedHttpRun {
    *  each is answered */
   duration?: number;
   amount?: number;
+  /** the connections to send on, left open after the run (`keptPool`); by default a pool of
+   *  `connections` made for this run and closed after it */
+  pool?: Pool;
+}
+
+/** `connections` keep-alive connections to `url`'s origin, for runs that follow one another on the
+ *  same connections (pass it as `pool`; the caller closes it) */
+export function keptPool(url: string, connections: number): Pool {
+  return new Pool(new URL(url).origin, { connections, pipelining: 1, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 export function pacedHttp(run: PacedHttpRun): Promise<Cannon> {
   const target = new URL(run.url);
-  const pool = new Pool(target.origin, { connections: run.connections, pipelining: 1, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
+  const pool = run.pool ?? keptPool(run.url, run.connections);
   const path = target.pathname + target.search;
   const total = run.amount ?? Math.round((run.duration ?? 0) * run.rate);
   const c: Cannon = { ok: 0, responses: 0, non2xx: 0, errors: 0, timeouts: 0, seconds: 0, latencies: [], busySlices: 0 };
@@ -51,7 +68,8 @@ export function pacedHttp(run: PacedHttpRun): Promise<Cannon> {
       const elapsed = (performance.now() - started) / 1000;
       c.seconds = run.duration === undefined ? elapsed : Math.max(run.duration, elapsed);
       c.busySlices = slices.size;
-      pool.destroy().then(() => resolve(c), () => resolve(c));
+      if (run.pool !== undefined) resolve(c);
+      else pool.destroy().then(() => resolve(c), () => resolve(c));
     };
     /** one request's end: its status, or null when it failed */
     const ended = (status: number | null, sentAt: number) => {

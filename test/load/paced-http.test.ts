@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pacedHttp } from '../../load/paced-http.js';
+import { keptPool, pacedHttp } from '../../load/paced-http.js';
 
 let server: Server;
 let base = '';
@@ -54,6 +54,27 @@ describe('pacedHttp', () => {
     expect(connections).toBeGreaterThan(0);
     expect(connections).toBeLessThanOrEqual(3);
     expect(mostOpen).toBeLessThanOrEqual(3);
+  });
+
+  it('sends run after run on a kept pool\'s connections and leaves them open', async () => {
+    bodies = [];
+    connections = 0;
+    const pool = keptPool(`${base}/ok`, 3);
+    try {
+      for (let k = 0; k < 3; k++) {
+        const c = await pacedHttp({ url: `${base}/ok`, headers: {}, body: `run ${k}`, connections: 3, rate: 20_000, amount: 60, pool });
+        expect(c).toMatchObject({ ok: 60, responses: 60, errors: 0 });
+      }
+      expect(bodies.filter((b) => b === 'run 2')).toHaveLength(60);
+      // three runs of 60 over the same at most 3 connections; a pool a run would have opened up to 9
+      expect(connections).toBeGreaterThan(0);
+      expect(connections).toBeLessThanOrEqual(3);
+      // still open: one more request goes out on them
+      expect((await pacedHttp({ url: `${base}/ok`, headers: {}, body: 'b', connections: 3, rate: 20_000, amount: 1, pool })).ok).toBe(1);
+      expect(connections).toBeLessThanOrEqual(3);
+    } finally {
+      await pool.destroy();
+    }
   });
 
   it('takes a duration run\'s window as the seconds it offered requests over, answered sooner or not', async () => {
