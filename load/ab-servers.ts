@@ -2,9 +2,10 @@
 // shared machine, where separate runs a minute apart differ by ±30 %: both servers are up at once and
 // the load alternates between them in short slices (A B B A, repeated), so slow drifts of the host
 // fall on both alike. Each slice is a run at --rate, its requests spread evenly as the suite's
-// equal-rate rows send them, on each server's connections kept from slice to slice (load/paced-http.ts); a server's CPU per answer is its process's user +
-// system time over its slices (/proc) ÷ its answers. Prints each pair's ratio, their median and
-// quartiles, and B ÷ A over all slices.
+// equal-rate rows send them, on each server's connections kept from slice to slice
+// (load/paced-http.ts); a server's CPU per answer is its process's user + system time over its
+// slices (/proc) ÷ its answers. Prints each pair's ratio, their median and quartiles, and B ÷ A over
+// all slices.
 //   npm run ab -- --a /path/to/old/dist --b dist [--kind msgpack|v2|json|batch|grpc-unary|grpc-stream] [--rate 3000] [--pairs 30] [--log-level warn]
 // `--a`/`--b`: a build's dist folder (its server.js is started as `npm start` does), or `echo` or
 // `floor` (load/echo-server.ts, load/floor-server.ts; for the gRPC kinds `floor` is
