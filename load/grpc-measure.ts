@@ -5,7 +5,7 @@ import { Client, credentials, Metadata } from '@grpc/grpc-js';
 import { scrapeLoopDelay } from './event-loop.js';
 import { runGrpcLoad, type GrpcLoadResult, type GrpcMode } from './grpc-load.js';
 import type { GrpcSample, GrpcScenario } from './grpc-scenarios.js';
-import { MIN_OK, percentile, settle } from './measure.js';
+import { MIN_OK, pacedWarmup, percentile, settle } from './measure.js';
 import { fixedAmount, type Options } from './options.js';
 import { SLICE_MS } from './paced-http.js';
 import { cpuSeconds } from './processes.js';
@@ -94,8 +94,10 @@ export function grpcPacedRun(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSamp
   return {
     pid: e.pid,
     async open() {
-      if (o.warmup > 0) await load({ durationMs: o.warmup * 1000 });
+      // as the HTTP rows' (measure.ts, pacedRun): the scrape first, then the warm-up
       if (e.base !== null) await scrapeLoopDelay(e.base);
+      const warmup = pacedWarmup(o);
+      if (warmup > 0) await load({ durationMs: warmup * 1000 });
     },
     async slice(seconds) {
       const got = await load(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: seconds * 1000 });

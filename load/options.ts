@@ -13,7 +13,8 @@ const HELP = `npm run load -- [options]
   --rounds <n>       slices per server in each equal-rate run (default 4 × duration, 16: a
                      slice's CPU per answer wanders by ±40 % here, and 16 of them give a
                      row's ratio about ±10 %)
-  --warmup <s>       unmeasured seconds before each run (default 0.75)
+  --warmup <s>       unmeasured seconds before each run (default 0.75; an equal-rate run's at
+                     least 3: load/measure.ts, PACED_WARMUP_S)
   --connections <n>  concurrent connections for every scenario (default per scenario:
                      16 small and JSON, 8 medium, bfloat16 and batch, 4 large; mixed: 16
                      small beside 8 large)
