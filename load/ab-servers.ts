@@ -17,7 +17,8 @@ import { Packr } from 'msgpackr';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runGrpcLoad } from './grpc-load.js';
+import type { ClientHttp2Session } from 'node:http2';
+import { openGrpcSessions, runGrpcLoad } from './grpc-load.js';
 import { keptPool, pacedHttp } from './paced-http.js';
 import { grpcPlan, makeGrpcSample } from './grpc-scenarios.js';
 import { cpuSeconds, killAll, spawnServer, type Listens, type Spawned } from './processes.js';
@@ -64,11 +65,13 @@ const { path, headers, body } = request();
 const grpcMessage = grpcMode === null ? null : makeGrpcSample(grpcPlan([`rmsnorm/small-grpc-${grpcMode}`]).scenarios[0], 1).message;
 
 const pools: Record<string, ReturnType<typeof keptPool>> = {};
+const grpcSessions: Record<string, ClientHttp2Session[]> = {};
 
 /** answers (2xx, gRPC OK) of one slice at the offered rate; anything else fails the run */
 async function slice(server: Spawned, seconds: number): Promise<number> {
   if (grpcMode !== null) {
-    const r = await runGrpcLoad({ target: server.grpc!, mode: grpcMode, message: grpcMessage!, connections, rate, durationMs: seconds * 1000 });
+    const sessions = (grpcSessions[server.name] ??= await openGrpcSessions(server.grpc!, connections));
+    const r = await runGrpcLoad({ target: server.grpc!, mode: grpcMode, message: grpcMessage!, connections, rate, durationMs: seconds * 1000, sessions });
     if (r.errors > 0) throw new Error(`${server.name}: ${r.errors} gRPC errors (${JSON.stringify(r.statuses)})`);
     return r.ok;
   }
@@ -117,5 +120,6 @@ try {
   console.log(JSON.stringify(figures));
 } finally {
   for (const pool of Object.values(pools)) await pool.destroy();
+  for (const session of Object.values(grpcSessions).flat()) session.close();
   for (const server of servers) await server.stop();
 }

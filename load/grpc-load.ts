@@ -24,6 +24,10 @@ export interface GrpcLoadOptions {
   amount?: number;
   /** the call's metadata, e.g. authorization */
   metadata?: Record<string, string>;
+  /** the connections to send on, left open after the run (`openGrpcSessions`: a run sliced beside
+   *  other servers' keeps them from slice to slice, as load/paced-http.ts says why); by default
+   *  `connections` of them made for this run and closed after it */
+  sessions?: ClientHttp2Session[];
 }
 
 export interface GrpcLoadResult {
@@ -90,15 +94,13 @@ function frameReader(onMessage: (bytes: Buffer, start: number, length: number) =
 
 const DRAIN_MS = 5_000; // after the window, answers still on their way are waited for this long
 
-export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
-  const frame = grpcFrame(o.message);
-  const headers = { ':method': 'POST', ':path': PATH[o.mode], 'content-type': 'application/grpc', te: 'trailers', ...o.metadata };
-  const result: GrpcLoadResult = { ok: 0, errors: 0, statuses: {}, latencies: [], elapsedMs: 0, windowAnswers: 0, windowOk: 0, busySlices: 0, clientCpuMs: 0 };
+/** `count` HTTP/2 connections to `target` (host:port), each connected */
+export async function openGrpcSessions(target: string, count: number): Promise<ClientHttp2Session[]> {
   const sessions: ClientHttp2Session[] = [];
   try {
-    for (let i = 0; i < o.connections; i++) {
+    for (let i = 0; i < count; i++) {
       // HTTP/2's default 64 KiB receive window, as @grpc/grpc-js's client (a 16 MiB one saved large answers ~10 % of server CPU)
-      const session = connect(`http://${o.target}`);
+      const session = connect(`http://${target}`);
       sessions.push(session);
       await new Promise<void>((resolve, reject) => session.once('connect', () => resolve()).once('error', reject));
       session.on('error', () => {}); // a connection lost mid-run: its calls end, and are counted, as errors
@@ -107,6 +109,14 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
     for (const session of sessions) session.destroy();
     throw err;
   }
+  return sessions;
+}
+
+export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
+  const frame = grpcFrame(o.message);
+  const headers = { ':method': 'POST', ':path': PATH[o.mode], 'content-type': 'application/grpc', te: 'trailers', ...o.metadata };
+  const result: GrpcLoadResult = { ok: 0, errors: 0, statuses: {}, latencies: [], elapsedMs: 0, windowAnswers: 0, windowOk: 0, busySlices: 0, clientCpuMs: 0 };
+  const sessions = o.sessions ?? await openGrpcSessions(o.target, o.connections);
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   const slices = o.rate === null ? null : new Set<number>();
@@ -232,6 +242,6 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
   result.clientCpuMs = (cpu.user + cpu.system) / 1000;
   result.busySlices = slices?.size ?? 0;
   for (const s of senders) s.close();
-  for (const session of sessions) session.close();
+  if (o.sessions === undefined) for (const session of sessions) session.close();
   return result;
 }

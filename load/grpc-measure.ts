@@ -3,7 +3,8 @@
 // the window, then spot checks sent by another client (@grpc/grpc-js), decoded by protobufjs.
 import { Client, credentials, Metadata } from '@grpc/grpc-js';
 import { scrapeLoopDelay } from './event-loop.js';
-import { runGrpcLoad, type GrpcLoadResult, type GrpcMode } from './grpc-load.js';
+import type { ClientHttp2Session } from 'node:http2';
+import { openGrpcSessions, runGrpcLoad, type GrpcLoadResult, type GrpcMode } from './grpc-load.js';
 import type { GrpcSample, GrpcScenario } from './grpc-scenarios.js';
 import { MIN_OK, pacedWarmup, percentile, settle } from './measure.js';
 import { fixedAmount, type Options } from './options.js';
@@ -90,12 +91,15 @@ export async function measureGrpc(e: GrpcEndpoint, s: GrpcScenario, samples: Grp
 export function grpcPacedRun(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number): SlicedRun<PacedFigures> {
   const fixed = fixedAmount(o);
   const t = tally();
-  const load = loadOf(e, s, samples, o, rate);
+  // the warm-up and every slice on the same connections, as the HTTP rows' (load/paced-http.ts says why)
+  let sessions: ClientHttp2Session[] | undefined;
+  const load = loadOf(e, s, samples, o, rate, () => sessions);
   return {
     pid: e.pid,
     async open() {
       // as the HTTP rows' (measure.ts, pacedRun): the scrape first, then the warm-up
       if (e.base !== null) await scrapeLoopDelay(e.base);
+      sessions = await openGrpcSessions(e.address, o.connections ?? s.connections);
       const warmup = pacedWarmup(o);
       if (warmup > 0) await load({ durationMs: warmup * 1000 });
     },
@@ -105,15 +109,17 @@ export function grpcPacedRun(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSamp
       return got.ok + got.errors;
     },
     async close(serverCpu, slices) {
+      for (const session of sessions ?? []) session.close();
       const { figures, windowAnswers } = await closeRun(e, s, samples, o, t, serverCpu, true);
       return { ...figures, achievedRate: windowAnswers / figures.seconds, busyShare: figures.busyShare ?? 0, slices };
     },
   };
 }
 
-const loadOf = (e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number | null) =>
+/** `kept`: the connections to send on, else each run makes its own */
+const loadOf = (e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options, rate: number | null, kept: () => ClientHttp2Session[] | undefined = () => undefined) =>
   (limits: { durationMs: number; amount?: number }) => runGrpcLoad({
-    target: e.address, mode: s.mode, message: samples[0].message, connections: o.connections ?? s.connections, rate, metadata: metadataOf(o), ...limits,
+    target: e.address, mode: s.mode, message: samples[0].message, connections: o.connections ?? s.connections, rate, metadata: metadataOf(o), sessions: kept(), ...limits,
   });
 
 /**
