@@ -3,7 +3,8 @@
 // (±30 % between runs a minute apart) fall on every server alike and the ratios of one row hold.
 // A server's CPU per answer is its process's CPU time over its own slices ÷ its answers in them.
 // Each slice's figures are kept too: one round's ratio of two servers says how far a row's ratio
-// can be trusted (here a slice's CPU per answer wanders by ±40 % from one second to the next).
+// can be trusted (here a slice's CPU per answer wanders from one second to the next: ±40 % when
+// each slice opened its own connections, −10 % to +30 % of the server's median since they are kept).
 import { cpuSeconds } from './processes.js';
 
 /** one slice of a server's window: its process's CPU seconds (null without a PID) and its answers */
@@ -47,9 +48,10 @@ export async function interleave<F>(runs: Array<SlicedRun<F>>, rounds: number): 
 
 /**
  * slices per server in an equal-rate run: `--rounds`, else four times the seconds of a closed-loop
- * window, as a server's CPU per answer at a fixed rate wanders by ±40 % from one slice to the next
- * here (2026-11-27: 86–181 ms for 2,000 answers, the same process); 8 slices gave a row about ±15 %,
- * 16 give about ±10 %
+ * window, as a server's CPU per answer at a fixed rate wanders from one slice to the next here
+ * (2026-11-27, new connections each slice: 86–181 ms for 2,000 answers, the same process; 2026-11-28,
+ * connections kept: small /v1 at 2,000 req/s 48–67 µs an answer, median 53); 8 slices gave a row
+ * about ±15 %, 16 give about ±10 %
  */
 export const roundsFor = (o: { rounds: number | null; duration: number }) => o.rounds ?? Math.max(1, Math.round((4 * o.duration) / SLICE_SECONDS));
 

@@ -11,8 +11,8 @@ const HELP = `npm run load -- [options]
                      ones × the two and /v2 HTTP ≈ 21 min); an equal-rate run takes its
                      servers' windows side by side in 1 s slices, --rounds of them each
   --rounds <n>       slices per server in each equal-rate run (default 4 × duration, 16: a
-                     slice's CPU per answer wanders by ±40 % here, and 16 of them give a
-                     row's ratio about ±10 %)
+                     slice's CPU per answer wanders by −10 % to +30 % here, and 16 of them
+                     give a row's ratio about ±10 %)
   --warmup <s>       unmeasured seconds before each run (default 0.75; an equal-rate run's at
                      least 3: load/measure.ts, PACED_WARMUP_S)
   --connections <n>  concurrent connections for every scenario (default per scenario:
