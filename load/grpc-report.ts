@@ -110,7 +110,7 @@ export function grpcSection(load: LoadResults): string {
       '',
       '### gRPC at equal offered rates',
       '',
-      'After the `/v2` equal-rate runs above: rows of small requests on their service (its gRPC port) and a gRPC floor of its own, idle until then; the 16 MiB row on the service and gRPC floor of the saturated runs above, which have served such calls (a fresh process pays for first touching the memory they take). Each row sends its requests to the service over gRPC, the gRPC floor and the service over `/v2` HTTP (the same tensor) at the same offered rate, warm-up and window alike, ' +
+      'After the `/v2` equal-rate runs above: rows of small requests on their service (its gRPC port) and a gRPC floor of its own, idle until then; the 16 MiB row on the service and gRPC floor of the saturated runs above, which have served such calls (a fresh process pays for first touching the memory they take). Each row sends its requests to the service over gRPC, the gRPC floor and the service over `/v2` HTTP (the same tensor) at the same offered rate, warm-up and window alike, over connections kept from the warm-up to the last slice, ' +
         'measured side by side in slices of one second, the three in turn (`load/interleave.ts`), so a drift of the machine falls on all alike. ' +
         'The gRPC client spreads the requests evenly, as the HTTP rows\' client does: every millisecond it sends those due by then, round-robin over the connections, so *answered in* reads near 100 %. ' +
         '*/v2 CPU ms/req* is the service\'s over `/v2` HTTP in those slices, *×v2* the service\'s gRPC figure ÷ that one (in brackets, as above, the quartiles of that ratio round by round); its saturated rate is that of `rmsnorm/<size>-v2` above. ' +
