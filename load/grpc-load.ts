@@ -148,6 +148,12 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
       const sender: Sender = {
         send() {
           sent++;
+          // a kept connection the server has since closed: the call is lost, not thrown from the pacing timer
+          if (session.closed || session.destroyed) {
+            status('connection closed');
+            answer(sender, null);
+            return;
+          }
           outstanding++;
           const at = performance.now();
           const call = session.request(headers);
