@@ -126,8 +126,9 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
   let allAnswered = () => {};
   const status = (code: string) => { result.statuses[code] = (result.statuses[code] ?? 0) + 1; };
   const canSend = () => running && (o.amount === undefined || sent < o.amount);
-  /** one answer in (or one call lost): counted, and in a closed loop the connection's next request sent */
-  const answer = (sender: Sender, at: number | null) => {
+  /** one answer in (or one call lost): counted, and in a closed loop the connection's next request
+   *  sent (`next`: false for a call lost on a closed connection, which would only be lost again) */
+  const answer = (sender: Sender, at: number | null, next = true) => {
     answered++;
     if (at === null) result.errors++;
     else {
@@ -137,7 +138,7 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
       slices?.add(Math.floor((now - started) / SLICE_MS));
     }
     if (o.amount !== undefined && answered >= o.amount) allAnswered();
-    if (o.rate === null && canSend()) sender.send();
+    if (next && o.rate === null && canSend()) sender.send();
   };
 
   // one sender per connection: send() starts a request
@@ -151,7 +152,7 @@ export async function runGrpcLoad(o: GrpcLoadOptions): Promise<GrpcLoadResult> {
           // a kept connection the server has since closed: the call is lost, not thrown from the pacing timer
           if (session.closed || session.destroyed) {
             status('connection closed');
-            answer(sender, null);
+            answer(sender, null, false);
             return;
           }
           outstanding++;
