@@ -20,6 +20,7 @@ import type { Cancellation } from '../engine/cancellation.js';
 import { jobsDone, runJobs, type JobTiming } from './run.js';
 import { writeAnswerText, type AnswerPart, type Payload } from './answer-text.js';
 import { layOutAnswer, type GatheredAnswer } from './answer-bytes.js';
+import { runLoneInline } from './lone-inline.js';
 
 /** what the pipeline runs on: the engine's (engine/engine.ts) */
 export interface PipelineResources {
@@ -78,6 +79,9 @@ export function runPipeline(engine: PipelineResources, req: PipelineRequest): Pi
   const started = performance.now();
   // every item is checked before any memory is taken: an invalid batch computes nothing
   const checked = req.items.map(({ op, body, path }) => OPERATIONS[op].check(body, path, req.fromJson));
+  // the common small request, without the general path's plan, task and job
+  const lone = checked.length === 1 ? runLoneInline(engine, req, checked[0], started) : null;
+  if (lone !== null) return lone;
   const jobs: Job[] = [];
   const batch = req.answer.batchHead !== undefined;
   const together = batch ? layOutTogether(engine, req, checked) : null;

@@ -36,12 +36,15 @@ export interface NormBuffers {
  * one row-wise kernel, as the registry (row-kernels.ts) lists it; P is its own parameter record,
  * `{ kernel: <its name>, … }`, carried by the request and its tasks
  */
+/** what the SIMD kernels read of a row task: its parameters and their places, and its rows (a RowTask is one) */
+export type SimdRows<P extends RowParams = RowParams> = Pick<RowTask<P>, 'params' | 'scale' | 'bias' | 'prepared' | 'mean' | 'rstd' | 'n' | 'rowStart' | 'rowEnd' | 'eps' | 'epsOutside'>;
+
 export interface RowKernelConfig<P extends RowParams> {
   /** the JS kernel: rows [rowStart, rowEnd) of buf.x into buf.y (and buf.mean / buf.rstd when set) */
   rows(buf: NormBuffers, norm: NormParams, rowStart: number, rowEnd: number, params: P): void;
   /** the SIMD kernel on float32 rows: x and y are byte offsets in the wasm memory, y takes float32
    *  results; null: JS only */
-  simd: ((wasm: WasmKernels, task: RowTask<P>, x: number, y: number) => void) | null;
+  simd: ((wasm: WasmKernels, task: SimdRows<P>, x: number, y: number) => void) | null;
   /** whether simd computes a request of these params and rows of n (never when simd is null);
    *  decided from the request alone, so every thread computes it the same way */
   simdApplies(params: P, n: number): boolean;
