@@ -49,6 +49,9 @@ export function runLoneInline(engine: PipelineResources, req: PipelineRequest, i
     n: item.n, rowStart: 0, rowEnd: item.rows, eps: item.eps, epsOutside: item.epsOutside,
   }, input.inPlace.byteOffset, slab.offset + yOffset);
   const runEnded = performance.now();
+  // the deadline passed meanwhile: the general path answers what it answers then (a 504, as for a
+  // request whose inline work ended past its deadline), this slab given back with the lease
+  if (req.cancellation.cancelled) return null;
 
   // what run.ts's record and pipeline.ts's encodeAnswer count for the same request
   const { metrics } = engine;

@@ -32,13 +32,13 @@ export interface NormBuffers {
   rstd: Float32Array | null;
 }
 
+/** what the SIMD kernels read of a row task: its parameters and their places, and its rows (a RowTask is one) */
+export type SimdRows<P extends RowParams = RowParams> = Pick<RowTask<P>, 'params' | 'scale' | 'bias' | 'prepared' | 'mean' | 'rstd' | 'n' | 'rowStart' | 'rowEnd' | 'eps' | 'epsOutside'>;
+
 /**
  * one row-wise kernel, as the registry (row-kernels.ts) lists it; P is its own parameter record,
  * `{ kernel: <its name>, … }`, carried by the request and its tasks
  */
-/** what the SIMD kernels read of a row task: its parameters and their places, and its rows (a RowTask is one) */
-export type SimdRows<P extends RowParams = RowParams> = Pick<RowTask<P>, 'params' | 'scale' | 'bias' | 'prepared' | 'mean' | 'rstd' | 'n' | 'rowStart' | 'rowEnd' | 'eps' | 'epsOutside'>;
-
 export interface RowKernelConfig<P extends RowParams> {
   /** the JS kernel: rows [rowStart, rowEnd) of buf.x into buf.y (and buf.mean / buf.rstd when set) */
   rows(buf: NormBuffers, norm: NormParams, rowStart: number, rowEnd: number, params: P): void;
