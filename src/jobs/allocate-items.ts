@@ -2,8 +2,9 @@
 // layOutTogether), RMSNorm or LayerNorm items with the same row count, row length, eps, eps placement
 // and weight offset, float32 in and out, read where they lie, with no weight, bias, residual or
 // statistics, differ only in where their input and output lie: one task template, one cancel slab
-// and the kept parameters serve them all, and the run counts one task, not one per item. Each item was a job of its own, with its slab,
-// plan, task and timing (allocateRowJob and the run's bookkeeping in a profile of /v1/batch of 64).
+// and the kept parameters serve them all, and the run counts one task, not one per item. Each item
+// was a job of its own, with its slab, plan, task and timing (allocateRowJob and the run's
+// bookkeeping in a profile of /v1/batch of 64).
 import { constParams } from '../kernels/const-params.js';
 import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import { int32View } from '../memory/whole-views.js';

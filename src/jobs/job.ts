@@ -72,6 +72,13 @@ export function regionOf(job: JobSlab, i: number, length: number): Region {
   return { memory: job.slab.memory, byteOffset: job.offsets[i], length };
 }
 
+/** where an answer's framing of `prefixLength` bytes starts, from an 8-aligned offset: so that the
+ *  output after it is 8-aligned, or at `phase` (the answer's first byte mod 8, AnswerFormat) when
+ *  given. Slabs start at a multiple of 8 (the allocator's granule) */
+export function answerStart(prefixLength: number, phase: number | null): number {
+  return phase === null ? align(prefixLength) - prefixLength : phase;
+}
+
 /**
  * one slab for a job: the planned regions (`sizes`, in bytes, in order; the first is the cancel flags,
  * cleared: slabs are reused) one after another, each aligned, then y, aligned, with the answer's
@@ -94,8 +101,7 @@ export function openJobSlab(
     end += align(bytes);
   }
   const prefixLength = prefix?.length ?? 0;
-  // slabs start at a multiple of 8 (the allocator's granule), as `end` is
-  const prefixStart = phase === null || prefix === null ? end + align(prefixLength) - prefixLength : end + phase;
+  const prefixStart = end + answerStart(prefixLength, prefix === null ? null : phase);
   const yOffset = prefixStart + prefixLength;
   const slab = slabs.acquire(yAt === null ? yOffset + yBytes : end);
   // the newest buffer: it covers y wherever the caller placed it, as the memory only grows

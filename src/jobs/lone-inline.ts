@@ -11,13 +11,16 @@ import { constParams } from '../kernels/const-params.js';
 import { rowKernel } from '../kernels/row-kernels.js';
 import { bytesView } from '../memory/whole-views.js';
 import { outputAtAnyOffset } from './allocate.js';
-import { rowCount, type CheckedRequest } from './checked-request.js';
-import { align, placement } from './job.js';
+import type { CheckedRequest } from './checked-request.js';
+import { answerStart, placement } from './job.js';
+import { countNormalized, countTaskDone } from './run.js';
 import type { PipelineRequest, PipelineResources, PipelineResult } from './pipeline.js';
 
 /** the answer, or null when `item` is not such a request (the general path then runs it). `started`:
  *  the clock when the pipeline began, for Server-Timing's decode */
-export function runLoneInline(engine: PipelineResources, req: PipelineRequest, item: CheckedRequest, started: number): PipelineResult | null {
+export function runLoneInline(
+  engine: PipelineResources, req: PipelineRequest, item: CheckedRequest, started: number,
+): PipelineResult | null {
   // faults are injected on workers only; a batch frames its items itself
   if (item.layout !== 'rows' || req.fault !== null || req.answer.batchHead !== undefined) return null;
   if (item.weight !== null || item.bias !== null || item.residual !== null || item.stats.length > 0) return null;
@@ -33,10 +36,8 @@ export function runLoneInline(engine: PipelineResources, req: PipelineRequest, i
   const prefix = req.answer.prefix(item);
   if (prefix === null) return null;
 
-  // as job.ts's openJobSlab places an answer: y 8-aligned after its framing, or the answer's first
-  // byte at the format's phase
-  const phase = req.answer.answerPhase;
-  const prefixStart = phase === undefined ? align(prefix.length) - prefix.length : phase;
+  // placed as job.ts's openJobSlab places an answer
+  const prefixStart = answerStart(prefix.length, req.answer.answerPhase ?? null);
   const yOffset = prefixStart + prefix.length;
   const yBytes = item.input.size * DTYPES.float32.itemsize;
   const slab = engine.slabs.acquire(yOffset + yBytes);
@@ -53,15 +54,9 @@ export function runLoneInline(engine: PipelineResources, req: PipelineRequest, i
   // request whose inline work ended past its deadline), this slab given back with the lease
   if (req.cancellation.cancelled) return null;
 
-  // what run.ts's record and pipeline.ts's encodeAnswer count for the same request
-  const { metrics } = engine;
-  const { op, input: tensor } = item;
-  metrics.tasks.cell('ok').value++;
-  metrics.taskWait.cell().observe(0);
-  metrics.taskRun.cell().observe((runEnded - runStarted) / 1000);
-  metrics.rows.cell(op, tensor.dtype).value += rowCount(item);
-  metrics.elements.cell(op, tensor.dtype).value += tensor.size;
-  metrics.bytes.cell(op, tensor.dtype).value += tensor.size * DTYPES[tensor.dtype].itemsize;
+  // what the general path counts for the same request: one task run inline, which waited for no worker
+  countTaskDone(engine.metrics, 0, runEnded - runStarted);
+  countNormalized(engine.metrics, item);
   return {
     payload: Buffer.from(slab.memory, slab.offset + prefixStart, prefix.length + yBytes),
     timings: { decode: runStarted - started, queue: 0, compute: runEnded - runStarted, encode: performance.now() - runEnded },

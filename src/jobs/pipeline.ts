@@ -14,10 +14,10 @@ import type { TaskFault } from '../pool/protocol.js';
 import { allocateRowJob, outputAtAnyOffset } from './allocate.js';
 import { allocateChannelJob } from './allocate-channels.js';
 import { alikeGroups, allocateItemsJob } from './allocate-items.js';
-import { rowCount, type CheckedRequest, type RowRequest } from './checked-request.js';
+import type { CheckedRequest, RowRequest } from './checked-request.js';
 import type { Job } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
-import { jobsDone, runJobs, type JobTiming } from './run.js';
+import { countNormalized, jobsDone, runJobs, type JobTiming } from './run.js';
 import { writeAnswerText, type AnswerPart, type Payload } from './answer-text.js';
 import { layOutAnswer, type GatheredAnswer } from './answer-bytes.js';
 import { runLoneInline } from './lone-inline.js';
@@ -157,12 +157,7 @@ function encodeAnswer(
 ): PipelineResult | Promise<PipelineResult> {
   const runEnded = performance.now();
   const runMs = runEnded - runStarted;
-  for (const item of checked) {
-    const { op, input } = item;
-    engine.metrics.rows.cell(op, input.dtype).value += rowCount(item);
-    engine.metrics.elements.cell(op, input.dtype).value += input.size;
-    engine.metrics.bytes.cell(op, input.dtype).value += input.size * DTYPES[input.dtype].itemsize;
-  }
+  for (const item of checked) countNormalized(engine.metrics, item);
   let queue = 0;
   for (const t of jobTimings) queue = Math.max(queue, t.queueMs);
   const encodeStarted = runEnded; // the metrics above count as encoding: one clock read fewer

@@ -9,6 +9,8 @@ import type { WasmKernels } from '../kernels/wasm-kernels.js';
 import type { Job, Phase } from './job.js';
 import type { Cancellation } from '../engine/cancellation.js';
 import type { Lease } from '../memory/lease.js';
+import { DTYPES } from '../codec/dtype.js';
+import { rowCount, type CheckedRequest } from './checked-request.js';
 
 export interface JobTiming {
   /** ms from submission until the last task started */
@@ -185,10 +187,23 @@ function record(metrics: Metrics, submittedAt: number, result: TaskResult): Done
     metrics.tasks.cell('aborted').value++;
     return result;
   }
-  metrics.tasks.cell('ok').value++;
-  metrics.taskWait.cell().observe(Math.max(0, result.startedAt - submittedAt) / 1000);
-  metrics.taskRun.cell().observe((result.finishedAt - result.startedAt) / 1000);
+  countTaskDone(metrics, Math.max(0, result.startedAt - submittedAt), result.finishedAt - result.startedAt);
   return result;
+}
+
+/** a task done: its wait for a worker and its run, in ms (the lone path's too: jobs/lone-inline.ts) */
+export function countTaskDone(metrics: Metrics, waitMs: number, runMs: number): void {
+  metrics.tasks.cell('ok').value++;
+  metrics.taskWait.cell().observe(waitMs / 1000);
+  metrics.taskRun.cell().observe(runMs / 1000);
+}
+
+/** an item normalized: its rows, elements and bytes, by op and input dtype */
+export function countNormalized(metrics: Metrics, item: CheckedRequest): void {
+  const { op, input } = item;
+  metrics.rows.cell(op, input.dtype).value += rowCount(item);
+  metrics.elements.cell(op, input.dtype).value += input.size;
+  metrics.bytes.cell(op, input.dtype).value += input.size * DTYPES[input.dtype].itemsize;
 }
 
 function timing(submittedAt: number, results: Done[]): JobTiming {
