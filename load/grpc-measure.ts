@@ -74,8 +74,9 @@ export async function spotCheckGrpc(e: GrpcEndpoint, mode: GrpcMode, samples: Gr
 export async function measureGrpc(e: GrpcEndpoint, s: GrpcScenario, samples: GrpcSample[], o: Options): Promise<RunFigures> {
   const fixed = fixedAmount(o);
   const t = tally();
+  // the scrape starts the event-loop histogram afresh, before the warm-up (measure.ts says why)
+  if (e.base !== null) await scrapeLoopDelay(e.base);
   if (o.warmup > 0) await loadOf(e, s, samples, o, null)({ durationMs: o.warmup * 1000 });
-  if (e.base !== null) await scrapeLoopDelay(e.base); // starts the window's histogram afresh
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
   do {
     t.add(await loadOf(e, s, samples, o, null)(fixed ? { amount: s.shortAmount, durationMs: SHORT_MAX_MS } : { durationMs: o.duration * 1000 }));

@@ -151,9 +151,14 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
   const sample = samples[0];
   const fixed = fixedAmount(o);
   const beside = how.beside ?? null;
+  // a scrape starts the event-loop histogram afresh. It comes before the warm-up, as a scrape (a
+  // request down another route) sets the service back for about a second (pacedRun says how much);
+  // beside a background load, as the mixed window opens, so that it spans that window alone
+  const service = e.target === 'service';
+  if (service && beside === null) await scrapeLoopDelay(e.base);
   if (o.warmup > 0) await cannon(url, s, sample, o, { duration: o.warmup });
   await beside?.ready();
-  if (e.target === 'service') await scrapeLoopDelay(e.base); // starts the window's histogram afresh
+  if (service && beside !== null) await scrapeLoopDelay(e.base);
   beside?.open();
   const cpu0 = e.pid === null ? 0 : cpuSeconds(e.pid);
   const gen0 = process.cpuUsage();
@@ -166,7 +171,7 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
   } while (more());
   const gen = process.cpuUsage(gen0);
   const cpu1 = e.pid === null ? 0 : cpuSeconds(e.pid);
-  const eventLoop = e.target === 'service' ? await scrapeLoopDelay(e.base) : null;
+  const eventLoop = service ? await scrapeLoopDelay(e.base) : null;
   beside?.close();
   if (!fixed) await settle(e.pid);
   const failures = await spotCheck(url, samples, e.target, o);

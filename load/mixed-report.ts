@@ -45,7 +45,7 @@ export function mixedSection(load: LoadResults): string {
       'each answered with about 80 MB of JSON text the service writes itself. The mixed window opens at the first large answer (from then on large requests arrive, are computed and written as JSON at once) ' +
       'and lasts as long as a run alone, extended (up to 3×) until a large answer has come within it. Cells are *alone / mixed*. *Background* counts the large requests\' answers that came within the mixed window; ' +
       'one more is spot-checked after it against the float64 reference, as the small ones are. ' +
-      'Event-loop delay is the service\'s own (its `/metrics`, 10 ms resolution: an idle loop reads about 10 ms, a request that holds the loop d ms about 10 + d); ' +
+      'Event-loop delay is the service\'s own (its `/metrics`, 10 ms resolution: an idle loop reads about 10 ms, a request that holds the loop d ms about 10 + d), alone over the warm-up and the run, mixed over the mixed window; ' +
       'the load generator\'s is measured the same way over the mixed window, since a late generator would read as late answers.',
     '',
     tableMd(
