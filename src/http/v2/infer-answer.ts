@@ -57,7 +57,7 @@ const directHeaders = new KeptHeaders();
 
 function directHeader(modelName: string, request: InferRequest, dtype: Dtype, shape: number[]): Buffer {
   const make = () => Buffer.from(`${envelopeHead(modelName, request)}${binaryOutputJson('output', dtype, shape)}]}`);
-  return request.id === undefined ? directHeaders.get(`${modelName}\0${dtype}\0${shape.join(',')}`, make) : make();
+  return request.id === undefined ? directHeaders.getShaped(modelName, dtype, shape, make) : make();
 }
 
 export function oipAnswer(modelName: string, request: InferRequest): OipAnswer {

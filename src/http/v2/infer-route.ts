@@ -20,6 +20,7 @@ import { modelFor, type Model } from './models.js';
 import { oipJsonError } from '../../codec/oip-json.js';
 import { parseJsonBody, type JsonBodyResult } from '../parse-json-body.js';
 import { inferRequestDoc } from './openapi-routes.js';
+import { KeptHeader } from './kept-header.js';
 
 interface ModelParams { model: string; version?: string }
 
@@ -48,6 +49,8 @@ function checkEncoding(request: FastifyRequest): ServiceError | null {
 export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, afterBody }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
   const { config } = engine;
   const validators = compileOpValidators();
+  // a client's repeated JSON header, parsed once (kept-header.ts)
+  const keptHeader = new KeptHeader();
 
   await app.register(async (scope) => {
     // any Content-Type, or none: the body goes into shared memory as it arrives
@@ -68,10 +71,11 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       const body = (request.body as Buffer | undefined) ?? Buffer.alloc(0);
       const length = headerLength(request.headers['inference-header-content-length'], body.length);
       const binary = length === null ? EMPTY : body.subarray(length);
-      const header = parseJsonBody(engine.pool, body.subarray(0, length ?? body.length), 'oip');
+      const headerBytes = body.subarray(0, length ?? body.length);
+      const header = keptHeader.lookup(headerBytes) ?? parseJsonBody(engine.pool, headerBytes, 'oip');
       // the reply itself when sent inline: a promise that resolved to nothing would be sent again
       if (header instanceof Promise) return header.then((parsed) => infer(request, reply, name, model, parsed, length, binary, started) ?? reply);
-      return infer(request, reply, name, model, header, length, binary, started);
+      return infer(request, reply, name, model, keptHeader.keep(headerBytes, header), length, binary, started);
     };
 
     function infer(
