@@ -72,7 +72,9 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       const length = headerLength(request.headers['inference-header-content-length'], body.length);
       const binary = length === null ? EMPTY : body.subarray(length);
       const headerBytes = body.subarray(0, length ?? body.length);
-      const header = keptHeader.lookup(headerBytes) ?? parseJsonBody(engine.pool, headerBytes, 'oip');
+      const kept = keptHeader.lookup(headerBytes);
+      if (kept !== null) return infer(request, reply, name, model, kept, length, binary, started);
+      const header = parseJsonBody(engine.pool, headerBytes, 'oip');
       // the reply itself when sent inline: a promise that resolved to nothing would be sent again
       if (header instanceof Promise) return header.then((parsed) => infer(request, reply, name, model, parsed, length, binary, started) ?? reply);
       return infer(request, reply, name, model, keptHeader.keep(headerBytes, header), length, binary, started);

@@ -1,9 +1,9 @@
-// the last short JSON header parsed, kept with its value. An OIP client sends the same JSON header, byte for
-// byte, with every request of one shape (its inputs' names, datatypes, shapes and binary sizes; the
-// tensor's bytes follow it), so a repeat is found by comparing bytes, not parsed again: JSON.parse of
-// a 143-byte header costs ~0.6 µs warm and ~1.2 µs in a small request's path (a CPU profile of the
-// service at saturation, 2026-11-28). The value is frozen through when kept, so that no reader can
-// change what the next request is given.
+// the last short JSON header parsed, kept with its value. An OIP client sends the same JSON header,
+// byte for byte, with every request of one shape (its inputs' names, datatypes, shapes and binary
+// sizes; the tensor's bytes follow it), so a repeat is found by comparing bytes, not parsed again:
+// JSON.parse of a 143-byte header costs ~0.6 µs warm and ~1.2 µs in a small request's path (a CPU
+// profile of the service at saturation, 2026-11-28). The value is frozen through when kept, so that
+// no reader can change what the next request is given.
 import type { JsonBodyResult } from '../parse-json-body.js';
 
 export class KeptHeader {
