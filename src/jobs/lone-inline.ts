@@ -28,8 +28,6 @@ export function runLoneInline(
   if (!outputAtAnyOffset(item) || item.input.size > engine.limits.inlineMaxElements) return null;
   const input = placement(item.input, 'float32', true);
   if (!('inPlace' in input)) return null;
-  // cancelled while its body arrived: the general path drops it (a 504)
-  if (req.cancellation.cancelled) return null;
   const kernel = rowKernel(item.params);
   const kept = constParams(engine.slabs, engine.wasm, item.weightOffset + 1, kernel.paramLength(item.params, item.n));
   if (kept === null) return null;
@@ -44,7 +42,9 @@ export function runLoneInline(
   req.lease.add(slab);
   bytesView(slab.memory).set(prefix, slab.offset + prefixStart);
 
+  // cancelled while its body arrived: the general path drops it (a 504; this slab goes with the lease)
   const runStarted = performance.now();
+  if (req.cancellation.cancelledAt(runStarted)) return null;
   kernel.simd!(engine.wasm, {
     params: item.params, scale: kept.scale, bias: null, prepared: kept.prepared, mean: null, rstd: null,
     n: item.n, rowStart: 0, rowEnd: item.rows, eps: item.eps, epsOutside: item.epsOutside,
@@ -52,7 +52,7 @@ export function runLoneInline(
   const runEnded = performance.now();
   // the deadline passed meanwhile: the general path answers what it answers then (a 504, as for a
   // request whose inline work ended past its deadline), this slab given back with the lease
-  if (req.cancellation.cancelled) return null;
+  if (req.cancellation.cancelledAt(runEnded)) return null;
 
   // what the general path counts for the same request: one task run inline, which waited for no worker
   countTaskDone(engine.metrics, 0, runEnded - runStarted);

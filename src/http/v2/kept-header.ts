@@ -8,21 +8,21 @@ import type { JsonBodyResult } from '../parse-json-body.js';
 
 export class KeptHeader {
   private bytes: Buffer | null = null;
-  private value: unknown = undefined;
+  private kept: { ok: true; body: unknown } | null = null;
 
   /** headers longer than `maxBytes` are parsed every time (JSON data lists are seldom sent twice) */
   constructor(private readonly maxBytes = 1024) {}
 
   /** the kept value when `bytes` are those kept, else null */
   lookup(bytes: Buffer): { ok: true; body: unknown } | null {
-    return this.bytes !== null && bytes.length === this.bytes.length && bytes.equals(this.bytes) ? { ok: true, body: this.value } : null;
+    return this.bytes !== null && bytes.length === this.bytes.length && bytes.equals(this.bytes) ? this.kept : null;
   }
 
   /** keeps a short header's successful parse (its bytes copied: they may live in memory given back) */
   keep(bytes: Buffer, result: JsonBodyResult): JsonBodyResult {
     if (!result.ok || bytes.length > this.maxBytes) return result;
     this.bytes = Buffer.from(bytes);
-    this.value = deepFreeze(result.body);
+    this.kept = Object.freeze({ ok: true, body: deepFreeze(result.body) });
     return result;
   }
 }
