@@ -28,6 +28,17 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  *   6 same-run A/Bs of 10 pairs (npm run ab --kind grpc-unary, B with the flag): B ÷ A 0.76-1.00, mean
  *   0.88, by the state A fell into. Small calls on streams and small HTTP requests did not fall into it
  *   (3 runs each); their A/Bs with the flag read 0.96-1.06, within this machine's noise.
+ * - V8: no memory reducer. When a process goes quiet, V8's memory reducer runs a full collection
+ *   that shrinks the heap and, to save memory, drops every map (hidden class) not in use right then;
+ *   optimized code that checked for one of them is thrown away and compiled again as the traffic
+ *   comes back. In the load suite's equal-rate runs (each server idle two seconds in three) that
+ *   collection (`--trace-gc`: "Mark-Compact (reduce)") came a few seconds into /v1/batch at 600
+ *   req/s in all four runs that served the rows of other requests first (in none without them):
+ *   the service's CPU per answer went from ~240 µs to 590–760 µs in the next slice and took ~8 s to
+ *   settle (~1 s of CPU lost; the row read 1.46–1.71× the echo's, 1.16× without the rows before
+ *   it). With the flag: no such collection and no such slice (2026-11-28). The cost: an idle process keeps the heap its
+ *   traffic grew (a fresh process idle 35 s here: heap 64 MiB against 24, resident 151 MiB against
+ *   114), which the container's limit bounds like the rest.
  * - glibc: each socket chunk is a fresh 64 KiB malloc; with the default 128 KiB trim threshold free()
  *   gave the heap's top back to the kernel and the next chunks faulted it in again, 4,000 page faults
  *   per 16 MiB request once the process had served other traffic (25–34 ms of CPU instead of 17–19).
@@ -40,7 +51,7 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  *   set after the calls 453–515 MiB against 376–467.
  * Figures: load/RESULTS.md, notes.
  */
-export const NODE_FLAGS = ['--initial-old-space-size=96', '--no-allocation-site-pretenuring'];
+export const NODE_FLAGS = ['--initial-old-space-size=96', '--no-allocation-site-pretenuring', '--no-memory-reducer'];
 export const SERVICE_ENV = { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=33554432:glibc.malloc.mmap_threshold=33554432' };
 
 export interface Spawned {
