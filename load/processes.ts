@@ -33,12 +33,12 @@ const MAX_LOG_LINES = 10; // of each server's output, forwarded to stderr
  *   optimized code that checked for one of them is thrown away and compiled again as the traffic
  *   comes back. In the load suite's equal-rate runs (each server idle two seconds in three) that
  *   collection (`--trace-gc`: "Mark-Compact (reduce)") came a few seconds into /v1/batch at 600
- *   req/s in all four runs that served the rows of other requests first (in none without them):
- *   the service's CPU per answer went from ~240 µs to 590–760 µs in the next slice and took ~8 s to
- *   settle (~1 s of CPU lost; the row read 1.46–1.71× the echo's, 1.16× without the rows before
- *   it). With the flag: no such collection and no such slice (2026-11-28). The cost: an idle process keeps the heap its
- *   traffic grew (a fresh process idle 35 s here: heap 64 MiB against 24, resident 151 MiB against
- *   114), which the container's limit bounds like the rest.
+ *   req/s in all four runs that served the rows of other requests first (not in the one without
+ *   them): the service's CPU per answer went from ~240 µs to 590–760 µs in the next slice and took
+ *   ~8 s to settle (~1 s of CPU lost; the row read 1.46–1.71× the echo's, 1.16× without the rows
+ *   before it). With the flag: no such collection and no such slice (2026-11-28). The cost: an idle
+ *   process keeps the heap its traffic grew (a fresh process idle 35 s here: heap 64 MiB against 24,
+ *   resident 151 MiB against 114), which the container's limit bounds like the rest.
  * - glibc: each socket chunk is a fresh 64 KiB malloc; with the default 128 KiB trim threshold free()
  *   gave the heap's top back to the kernel and the next chunks faulted it in again, 4,000 page faults
  *   per 16 MiB request once the process had served other traffic (25–34 ms of CPU instead of 17–19).
