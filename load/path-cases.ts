@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 
-// V8 as every server process runs (load/processes.ts, NODE_FLAGS), set before any build is loaded.
+// V8's pretenuring off as every server process runs (load/processes.ts, NODE_FLAGS), set before any
+// build is loaded. (NODE_FLAGS' other two size the heap and turn the memory reducer off when the heap
+// is set up, too late from here; this harness never idles, so the reducer has nothing to act on.)
 // Without it V8 pretenured one build's allocation sites in about half of the runs, and that build's
 // calls cost several times as much for the whole run (a build against itself, 2026-11-28: grpc 39
 // against 4-6 µs a call, pipeline 17 against 2-3, batch 530-640 against ~103); with it, B ÷ A read
