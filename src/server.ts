@@ -20,6 +20,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (draining) return;
     draining = true;
     app.service.draining = true; // /readyz turns 503, new work gets 503
+    app.connections.drain(); // each connection's latest answer closes it
     // stop accepting at once: a balancer's next connection is refused, which takes this replica out
     // of its rotation at its first try (HAProxy: observe layer4) rather than after answers of 503;
     // requests on open connections still get 503 (above). Resolves once every connection has ended

@@ -1,13 +1,13 @@
 // what every request gets as it arrives, in one onRequest hook: its X-Request-Id echoed, a lease on
-// shared memory (memory/lease.ts) that its body and jobs take slabs into, and one 'close' listener
-// that ends it: its admission, when a dialect admitted it (http/admission-hook.ts; a close before
-// the answer was written means the client went away, and its queued work is dropped), its lease, its
-// count and time in the HTTP metrics and its access line (when it was answered) and its connection's
-// count of unanswered requests (http/connections.ts, which also numbers it on its connection as it
-// arrives). 'close' comes either way: fastify's onResponse does not run for an answer cut short, and
-// an answer streamed from shared memory would then keep its slabs. One listener here, not an
-// onResponse hook and listeners of their own, as each of those costs every request (fastify's logger
-// is off for the same reason: app.ts).
+// shared memory (memory/lease.ts) that its body and jobs take slabs into, its connection told of it
+// (http/connections.ts: while the service drains, its answer may be the one to close the
+// connection), and one 'close' listener that ends it: its admission, when a dialect admitted it
+// (http/admission-hook.ts; a close before the answer was written means the client went away, and its
+// queued work is dropped), its lease, its count and time in the HTTP metrics and its access line
+// (when it was answered) and its connection's count of unanswered requests. 'close' comes either
+// way: fastify's onResponse does not run for an answer cut short, and an answer streamed from shared
+// memory would then keep its slabs. One listener here, not an onResponse hook and listeners of their
+// own, as each of those costs every request (fastify's logger is off for the same reason: app.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admitted } from '../engine/admission.js';
 import type { AccessLog } from './access-log.js';
@@ -21,8 +21,6 @@ declare module 'fastify' {
     lease: Lease;
     /** set by a dialect's admission hook; ended when the request closes */
     admitted: Admitted | null;
-    /** its number on its connection, from 1 (http/connections.ts; 0 when not followed) */
-    arrival: number;
   }
 }
 
@@ -36,7 +34,6 @@ function countAnswer(metrics: Metrics, request: FastifyRequest, reply: FastifyRe
 export function registerRequestScope(app: FastifyInstance, slabs: TensorMemory, metrics: Metrics, connections: Connections, accessLog: AccessLog): void {
   app.decorateRequest('lease', null as unknown as Lease);
   app.decorateRequest('admitted', null);
-  app.decorateRequest('arrival', 0);
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const arrived = performance.now();
     reply.header('x-request-id', request.id);
@@ -44,7 +41,7 @@ export function registerRequestScope(app: FastifyInstance, slabs: TensorMemory, 
     request.lease = lease;
     const res = reply.raw;
     const socket = request.raw.socket;
-    request.arrival = connections.arrived(socket);
+    connections.arrived(socket, res);
     res.on('close', () => {
       request.admitted?.end(res.writableFinished);
       lease.release();

@@ -51,8 +51,15 @@ async function drainingSetup() {
   const sent: number[] = [];
   const ready = await buildReadyApp({ workers: 2, faultInjection: true, inlineMaxElements: 0 }, (a) => {
     a.connections.track(a);
+    // each request's number as it arrives (on the one connection), pushed as it is sent
+    let arrivals = 0;
+    const numbers = new WeakMap<object, number>();
+    a.addHook('onRequest', (req, _reply, done) => {
+      numbers.set(req, ++arrivals);
+      done();
+    });
     a.addHook('onSend', (req, _reply, payload, done) => {
-      sent.push(req.arrival);
+      sent.push(numbers.get(req)!);
       done(null, payload);
     });
   });
@@ -63,9 +70,11 @@ async function drainingSetup() {
   return { app: ready, sent, gate: faultGate(ready), connection, ended };
 }
 
-/** what SIGTERM does (src/server.ts): the flag, then the listener closed */
+/** what SIGTERM does (src/server.ts): the flag, each connection's latest answer marked to close it,
+ *  then the listener closed */
 function startDrain(drained: FastifyInstance): void {
   drained.service.draining = true;
+  drained.connections.drain();
   drained.server.close();
 }
 
