@@ -13,7 +13,8 @@
 // The latest answer is marked as the drain begins and as each request arrives during it (Node's own
 // shouldKeepAlive, which it reads when it writes the head: `Connection: close`, the connection ended
 // after that answer), not checked as each answer is sent: an onSend hook costs every answer fastify's
-// hook runner (3.6 % of a small request's CPU, npm run ab at 4,000 req/s).
+// hook runner (a copy without it took 0.964 of the CPU per small request, npm run ab at 4,000 req/s;
+// this change about 0.97 over four runs in both orders, each ±4 %).
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
