@@ -77,9 +77,12 @@ export class Connections {
     const f = this.followed.get(socket);
     if (f === undefined) return;
     f.unanswered--;
+    if (f.unanswered > 0) return;
+    // every answer on it is out: none left to mark, and an idle connection keeps no request alive
+    f.latest = null;
     // an answer whose headers went out before the drain began said keep-alive: end its connection
     // too, once nothing more on it waits for an answer
-    if (this.service.draining && f.unanswered === 0) this.linger(socket);
+    if (this.service.draining) this.linger(socket);
   }
 
   /** `res`, unless its head is out or it already closes its connection (HTTP/1.0, the client's
