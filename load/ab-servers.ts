@@ -10,9 +10,10 @@
 // `--a`/`--b`: a build's dist folder (its server.js is started as `npm start` does), or `echo` or
 // `floor` (load/echo-server.ts, load/floor-server.ts; for the gRPC kinds `floor` is
 // load/grpc-floor-server.ts); `--a-node-options`/`--b-node-options`: a NODE_OPTIONS for that server
-// alone (e.g. a V8 flag's before/after on one build). The gRPC kinds send the suite's small gRPC
-// scenario's message with its own client (load/grpc-load.ts), one call a connection or one request in
-// flight a stream, the requests spread evenly over each slice.
+// alone (e.g. a V8 flag's before/after on one build); `--a-log-level`/`--b-log-level`: that server's
+// LOG_LEVEL in place of --log-level's (e.g. one build at info against itself at warn). The gRPC
+// kinds send the suite's small gRPC scenario's message with its own client (load/grpc-load.ts), one
+// call a connection or one request in flight a stream, the requests spread evenly over each slice.
 import { Packr } from 'msgpackr';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '3000' }, pairs: { type: 'string', default: '30' },
     'slice-seconds': { type: 'string', default: '1' }, connections: { type: 'string' },
     'a-node-options': { type: 'string' }, 'b-node-options': { type: 'string' }, 'log-level': { type: 'string', default: 'warn' },
+    'a-log-level': { type: 'string' }, 'b-log-level': { type: 'string' },
   },
 });
 if (values.a === undefined || values.b === undefined) throw new Error('--a and --b: a dist folder, echo or floor each');
@@ -88,8 +90,8 @@ process.on('exit', killAll);
 const listens = (which: string): Listens => (grpcMode === null ? 'http' : which === 'floor' ? 'grpc' : 'http+grpc');
 const nodeOptions = (given: string | undefined): Record<string, string> => (given === undefined ? {} : { NODE_OPTIONS: given });
 const servers = [
-  await spawnServer('A', scriptOf(values.a), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['a-node-options']) }, undefined, 'ignore', listens(values.a)),
-  await spawnServer('B', scriptOf(values.b), { WORKERS: '2', LOG_LEVEL: values['log-level']!, ...nodeOptions(values['b-node-options']) }, undefined, 'ignore', listens(values.b)),
+  await spawnServer('A', scriptOf(values.a), { WORKERS: '2', LOG_LEVEL: values['a-log-level'] ?? values['log-level']!, ...nodeOptions(values['a-node-options']) }, undefined, 'ignore', listens(values.a)),
+  await spawnServer('B', scriptOf(values.b), { WORKERS: '2', LOG_LEVEL: values['b-log-level'] ?? values['log-level']!, ...nodeOptions(values['b-node-options']) }, undefined, 'ignore', listens(values.b)),
 ];
 try {
   for (const server of servers) await slice(server, 2); // warm-up

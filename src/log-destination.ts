@@ -1,27 +1,45 @@
 // where the service's log lines go: pino's asynchronous destination (sonic-boom, a buffered write in
-// batches, not a blocking write per line), with the lines gathered here first and handed over a
-// batch at a time (BATCH_CHARS, or every FLUSH_MS). sonic-boom measures the UTF-8 length of all the
-// text it holds on every write it takes, which with a line per request (the access log) cost ~3 µs a
-// line (load/RESULTS.md); a batch is measured once. Each batch is a write on libuv's thread pool, a
-// thread woken and waited for: 4 KiB batches, a write every dozen access lines, cost ~5 µs a request
-// (perf at 2,000 small req/s: sonic-boom, the pool's write, futex), 64 KiB ones a write per 200 lines
-// or per FLUSH_MS. Lines gathered and not yet handed over are written when the process exits, as pino
-// does for its own destination.
+// batches, not a blocking write per line), with the lines gathered here first as bytes, in a batch
+// of BATCH_BYTES, and handed over a batch at a time (when full, or every FLUSH_MS). Each batch is
+// one write on libuv's thread pool: batches of 4 KiB, a write every dozen access lines, cost ~5 µs a
+// request (perf at 2,000 small req/s: sonic-boom, the pool's write, futex). sonic-boom takes them as
+// bytes (its buffer mode): given text, it measured the UTF-8 length of all it held on every write
+// (~3 µs a line, load/RESULTS.md) and encoded each batch twice. The access line is written straight
+// into the batch as bytes (`room`, http/access-line.ts), with next to nothing made on the JS heap
+// for it. A batch handed over is gathered into again once sonic-boom has written it out. Lines
+// gathered and not yet handed over are written when the process exits, as pino does for its own
+// destination.
+import { writeSync } from 'node:fs';
 import { pino } from 'pino';
 
-const BATCH_CHARS = 65536;
+const BATCH_BYTES = 65536;
 const FLUSH_MS = 200;
+const MAX_UTF8_PER_UNIT = 3; // a UTF-16 code unit is at most 3 bytes of UTF-8 (a pair, 4 for 2)
+const SPARE_BATCHES = 2;
 
-type SonicBoom = ReturnType<typeof pino.destination>;
+/** sonic-boom in its buffer mode takes Buffers (its types know only text); `fd` is what it writes to */
+type SonicBoom = Omit<ReturnType<typeof pino.destination>, 'write'> & { write(data: Buffer): boolean; readonly fd: number };
 
 /** destinations still gathering: at exit, each writes what it holds */
 const gathering = new Set<LogDestination>();
 let exitHookSet = false;
 
+/** a batch handed over to sonic-boom: free again once it has written `end` bytes in all */
+interface Handed {
+  batch: Buffer;
+  end: number;
+}
+
 export class LogDestination {
-  private readonly boom: SonicBoom = pino.destination({ sync: false, minLength: 0 });
-  private lines: string[] = [];
-  private chars = 0;
+  private readonly boom = pino.destination({ sync: false, minLength: 0, contentMode: 'buffer' }) as unknown as SonicBoom;
+  /** the batch being gathered: bytes [0, used) */
+  private batch: Buffer = Buffer.allocUnsafeSlow(BATCH_BYTES);
+  private used = 0;
+  /** batches written out, to gather into again */
+  private readonly spare: Buffer[] = [];
+  private readonly handed: Handed[] = [];
+  private handedBytes = 0;
+  private writtenBytes = 0;
   /** gathering lines; once closed, each line goes straight to sonic-boom */
   private open = true;
   private readonly timer = setInterval(() => this.handOver(), FLUSH_MS).unref();
@@ -32,17 +50,38 @@ export class LogDestination {
       exitHookSet = true;
       process.on('exit', () => gathering.forEach((destination) => destination.writeNow()));
     }
+    this.boom.on('write', (n: number) => this.writtenOut(n));
   }
 
   /** pino's stream: one line (or more) of text */
   write(text: string): void {
-    if (!this.open) {
-      this.boom.write(text);
+    const most = text.length * MAX_UTF8_PER_UNIT;
+    // a line longer than a whole batch, or any once closed, goes on its own (after what is gathered)
+    if (this.room(most) === null) {
+      this.handOver();
+      this.boom.write(Buffer.from(text, 'utf8'));
       return;
     }
-    this.lines.push(text);
-    this.chars += text.length;
-    if (this.chars >= BATCH_CHARS) this.handOver();
+    this.used += this.batch.write(text, this.used, 'utf8');
+  }
+
+  /** the batch to write a line of at most `bytes` bytes into, from `gathered` on, then to call
+   *  `gatheredTo` with where it ends; null once closed, or for a line longer than a batch (then
+   *  `write` it as text) */
+  room(bytes: number): Buffer | null {
+    if (!this.open || bytes > BATCH_BYTES) return null;
+    if (bytes > BATCH_BYTES - this.used) this.handOver();
+    return this.batch;
+  }
+
+  /** where the next line goes in the batch `room` gave */
+  get gathered(): number {
+    return this.used;
+  }
+
+  /** a line was written into the batch, up to `end` */
+  gatheredTo(end: number): void {
+    this.used = end;
   }
 
   /** stops gathering: what is held goes to sonic-boom now, later lines straight to it (pino flushes
@@ -54,20 +93,42 @@ export class LogDestination {
     gathering.delete(this);
   }
 
+  /** the batch to sonic-boom, which keeps it until it is written out; another is gathered */
   private handOver(): void {
-    if (this.lines.length === 0) return;
-    this.boom.write(this.lines.length === 1 ? this.lines[0] : this.lines.join(''));
-    this.lines = [];
-    this.chars = 0;
+    if (this.used === 0) return;
+    const full = this.batch.subarray(0, this.used);
+    this.handedBytes += this.used;
+    this.handed.push({ batch: this.batch, end: this.handedBytes });
+    this.batch = this.spare.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+    this.used = 0;
+    this.boom.write(full);
   }
 
-  /** at exit, no event loop left: everything out, synchronously */
+  /** sonic-boom wrote `n` more bytes out: the batches it has written whole are free again */
+  private writtenOut(n: number): void {
+    this.writtenBytes += n;
+    while (this.handed.length > 0 && this.handed[0].end <= this.writtenBytes) {
+      const { batch } = this.handed.shift()!;
+      if (this.spare.length < SPARE_BATCHES) this.spare.push(batch);
+    }
+  }
+
+  /** at exit, no event loop left: everything out, synchronously. What is gathered is written here,
+   *  not handed over: sonic-boom would give it to the thread pool, whose write races the exit */
   private writeNow(): void {
-    this.handOver();
     try {
       this.boom.flushSync();
     } catch {
-      // not open yet (nothing was written to it), or already closed: nothing to write
+      // not open yet (nothing was written to it), or already closed
     }
+    for (let at = 0; at < this.used;) {
+      try {
+        at += writeSync(this.boom.fd, this.batch, at, this.used - at);
+      } catch (err) {
+        // a non-blocking pipe that is full: again, as sonic-boom does; anything else: given up
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') break;
+      }
+    }
+    this.used = 0;
   }
 }

@@ -5,23 +5,12 @@
 // its method and url (fastify wrote those in a second line, 'incoming request', which comes at debug
 // here), and fastify's lines about a request's errors, whatever ACCESS_LOG says.
 //
-// The access line is the one pino writes for `log.info({ reqId, req, res, responseTime }, 'request
-// completed')` with fastify's serializers, byte for byte (test/http/access-line.test.ts holds it to
-// pino's), but put together here: pino's generic path (serializers into a new object, each value
-// stringified and joined, its key checks) was ~14 µs a line with its write (perf of small /v1 at
-// 2,000 req/s), and a small request at info cost 0.929× as much without it (npm run ab). It goes to
-// the logger's own stream, in turn with every other line.
+// The access line is put together by access-line.ts: into the service's log destination as bytes,
+// to any other stream as text; either way in turn with every other line.
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { pino, type Logger } from 'pino';
-
-/** the pino internals a line is put together from: the same the logger itself writes with */
-interface PinoParts {
-  [pino.symbols.chindingsSym]: string;
-  [pino.symbols.timeSym]: () => string;
-  [pino.symbols.streamSym]: { write(line: string): unknown };
-}
-
-const text = JSON.stringify;
+import { LogDestination } from '../log-destination.js';
+import { accessLine, writeAccessLine, type PinoParts } from './access-line.js';
 
 /** what fastify's logger writes of a request, a reply and an error (fastify/lib/logger-pino.js) */
 export const LOG_SERIALIZERS = {
@@ -33,25 +22,6 @@ export const LOG_SERIALIZERS = {
   err: pino.stdSerializers.err,
 };
 
-/** `{ req }` as fastify's serializer gives it (fastify/lib/logger-pino.js), as JSON: a field that is
- *  undefined is left out, as JSON.stringify leaves it out */
-function reqJson(request: FastifyRequest): string {
-  const version = request.headers['accept-version'];
-  const host = request.host;
-  const address = request.ip;
-  const port = request.socket ? request.socket.remotePort : undefined;
-  return `{"method":${text(request.method)},"url":${text(request.url)}${version === undefined ? '' : `,"version":${text(version)}`}${
-    host === undefined ? '' : `,"host":${text(host)}`}${address === undefined ? '' : `,"remoteAddress":${text(address)}`}${
-    port === undefined ? '' : `,"remotePort":${text(port)}`}}`;
-}
-
-/** the access line of `request`, answered with `reply` after `responseTime` ms, as `log` writes it at info */
-export function accessLine(log: FastifyBaseLogger, idLabel: string, request: FastifyRequest, reply: FastifyReply, responseTime: number): string {
-  const parts = log as unknown as PinoParts;
-  return `{"level":30${parts[pino.symbols.timeSym]()}${parts[pino.symbols.chindingsSym]},${text(idLabel)}:${text(request.id)},"req":${
-    reqJson(request)},"res":{"statusCode":${text(reply.statusCode)}},"responseTime":${text(responseTime)},"msg":"request completed"}\n`;
-}
-
 export class AccessLog extends LogController {
   constructor(private readonly enabled: boolean) {
     super();
@@ -62,7 +32,10 @@ export class AccessLog extends LogController {
     if (!this.enabled) return;
     const log = request.server.log;
     // the app's logger is pino's (app.ts)
-    if ((log as Logger).isLevelEnabled('info')) (log as unknown as PinoParts)[pino.symbols.streamSym].write(accessLine(log, this.requestIdLogLabel, request, reply, responseTime));
+    if (!(log as Logger).isLevelEnabled('info')) return;
+    const stream = (log as unknown as PinoParts)[pino.symbols.streamSym];
+    if (stream instanceof LogDestination && writeAccessLine(stream, log, this.requestIdLogLabel, request, reply, responseTime)) return;
+    stream.write(accessLine(log, this.requestIdLogLabel, request, reply, responseTime));
   }
 
   /** the answer broke off with `error` as it was written (fastify's 'request errored' line) */

@@ -7,7 +7,7 @@ import { ROOT } from './helpers.js';
 /** runs `body` in a node process with `destination` made: its exit code and its stdout's lines */
 function run(body: string): { status: number | null; lines: string[] } {
   const script = `import { LogDestination } from './dist/log-destination.js';\nconst destination = new LogDestination();\n${body}`;
-  const { status, stdout } = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  const { status, stdout } = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return { status, lines: stdout.split('\n').filter((l) => l !== '') };
 }
 
@@ -19,4 +19,25 @@ it('lines still gathered when the process exits at once (process.exit) are writt
 it('many lines (several batches) and a line after close() all come out, in order', () => {
   expect(run("for (let i = 0; i < 500; i++) destination.write(`line ${i} ${'x'.repeat(40)}\\n`);\ndestination.close();\ndestination.write('after close\\n');"))
     .toEqual({ status: 0, lines: [...Array.from({ length: 500 }, (_, i) => `line ${i} ${'x'.repeat(40)}`), 'after close'] });
+});
+
+it('lines written as bytes (room, gatheredTo) and as text keep their order, over many batches reused as they are written out', () => {
+  // bursts of lines, half as bytes straight into the batch, half as text, with the event loop let
+  // run between bursts so that sonic-boom writes batches out and they are gathered into again
+  const body = `
+const line = (i) => \`line \${i} \${'y'.repeat(i % 200)}\\n\`;
+let i = 0;
+for (let burst = 0; burst < 40; burst++) {
+  for (let k = 0; k < 250; k++, i++) {
+    const text = line(i);
+    const batch = i % 2 === 0 ? destination.room(text.length) : null;
+    if (batch === null) destination.write(text);
+    else destination.gatheredTo(destination.gathered + batch.write(text, destination.gathered, 'latin1'));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}`;
+  const { status, lines } = run(body);
+  expect(status).toBe(0);
+  expect(lines).toHaveLength(10000);
+  lines.forEach((got, i) => expect(got).toBe(`line ${i} ${'y'.repeat(i % 200)}`));
 });
