@@ -16,6 +16,8 @@ const BATCH_BYTES = 65536;
 const FLUSH_MS = 200;
 const MAX_UTF8_PER_UNIT = 3; // a UTF-16 code unit is at most 3 bytes of UTF-8 (a pair, 4 for 2)
 const SPARE_BATCHES = 2;
+const EXIT_RETRIES = 100;
+const EXIT_RETRY_MS = 10;
 
 /** sonic-boom in its buffer mode takes Buffers (its types know only text); `fd` is what it writes to */
 type SonicBoom = Omit<ReturnType<typeof pino.destination>, 'write'> & { write(data: Buffer): boolean; readonly fd: number };
@@ -121,12 +123,14 @@ export class LogDestination {
     } catch {
       // not open yet (nothing was written to it), or already closed
     }
-    for (let at = 0; at < this.used;) {
+    for (let at = 0, full = 0; at < this.used;) {
       try {
         at += writeSync(this.boom.fd, this.batch, at, this.used - at);
       } catch (err) {
-        // a non-blocking pipe that is full: again, as sonic-boom does; anything else: given up
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') break;
+        // a non-blocking pipe that is full: again after a pause, as sonic-boom does, for a second at
+        // most (a reader that stopped would hold the exit forever); anything else: given up
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++full > EXIT_RETRIES) break;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, EXIT_RETRY_MS);
       }
     }
     this.used = 0;

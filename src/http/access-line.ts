@@ -137,9 +137,8 @@ function putString(batch: Buffer, at: number, value: string): number {
   return at + value.length + 2;
 }
 
-/** a number as JSON.stringify writes it; a whole one below 2^31 digit by digit in integer
- *  arithmetic, with no text made (a double's `%` and `/` a digit, for the 13 digits of a time, were a
- *  line's hottest instructions in perf) */
+/** a number as JSON.stringify writes it; a whole one below 2^31 (a status, whole milliseconds)
+ *  digit by digit in integer arithmetic, with no text made */
 function putNumber(batch: Buffer, at: number, value: number): number {
   if (!(Number.isInteger(value) && value >= 0 && value <= 0x7fffffff)) return putAscii(batch, at, numberText(value));
   let whole = value | 0;
@@ -189,7 +188,7 @@ function epochText(): string {
  *  room for it (closed, or a line longer than a batch): then write it as text */
 export function writeAccessLine(into: LineBatch, log: FastifyBaseLogger, idLabel: string, request: FastifyRequest, reply: FastifyReply, responseTime: number): boolean {
   const time = (log as unknown as PinoParts)[pino.symbols.timeSym];
-  // pino's default time is ms since the epoch: written as digits, any other as its text
+  // pino's default time is ms since the epoch, its text made once a millisecond; any other its own text
   const timeText = time === pino.stdTimeFunctions.epochTime ? null : time();
   const logger = loggerPart(log, idLabel);
   const { id, method, url } = request;
