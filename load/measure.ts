@@ -178,6 +178,54 @@ export async function measure(e: Endpoint, s: Scenario, samples: Sample[], o: Op
   return figuresOf(e, s, c, e.pid === null ? null : cpu1 - cpu0, (gen.user + gen.system) / 1e6, eventLoop, samples, failures, false);
 }
 
+/** the slices each server's saturated window is taken in, in turn with the others' (measureInTurn) */
+export const SATURATED_SLICES = 2;
+
+/**
+ * one scenario's saturated runs on several servers, their windows taken in turn: each server warmed
+ * up straight before its first slice, then the window in SATURATED_SLICES slices of duration ÷ slices,
+ * the servers' order reversed from one round to the next (A B C, C B A), each server idle again
+ * before the next slice. One window per server, taken whole and one after the other, made the first
+ * scenario's service ÷ echo read 0.68–0.95× in twelve runs of the same code within an hour (the
+ * service always first there, the machine's state drifting between windows seconds apart); in turn,
+ * a drift over the run weighs on every server alike. A server with fewer than MIN_OK answers runs
+ * on alone, up to 3 × --duration in all. The service's event-loop delay spans its warm-up, its
+ * slices and the others' between them. With --short (a fixed amount) the servers run one after the other
+ */
+export async function measureInTurn(sides: Endpoint[], s: Scenario, samples: Sample[], o: Options): Promise<Map<Target, RunFigures>> {
+  const got = new Map<Target, RunFigures>();
+  if (fixedAmount(o)) {
+    for (const e of sides) got.set(e.target, await measure(e, s, samples, o));
+    return got;
+  }
+  const sample = samples[0];
+  const runs = sides.map((e) => ({ e, url: `${e.base}${s.path}`, c: emptyCannon(), cpu: 0, gen: 0 }));
+  const slice = async (run: (typeof runs)[number]): Promise<void> => {
+    const cpu0 = run.e.pid === null ? 0 : cpuSeconds(run.e.pid);
+    const gen0 = process.cpuUsage();
+    add(run.c, await cannon(run.url, s, sample, o, { duration: o.duration / SATURATED_SLICES }));
+    const gen = process.cpuUsage(gen0);
+    run.gen += (gen.user + gen.system) / 1e6;
+    if (run.e.pid !== null) run.cpu += cpuSeconds(run.e.pid) - cpu0;
+    await settle(run.e.pid);
+  };
+  // a scrape starts the service's event-loop histogram afresh, and sets it back for about a second: before its warm-up
+  for (const { e } of runs) if (e.target === 'service') await scrapeLoopDelay(e.base);
+  for (let round = 0; round < SATURATED_SLICES; round++) {
+    for (const run of round % 2 === 0 ? runs : [...runs].reverse()) {
+      if (round === 0 && o.warmup > 0) await cannon(run.url, s, sample, o, { duration: o.warmup });
+      await slice(run);
+    }
+  }
+  for (const run of runs) while (run.c.ok < MIN_OK && run.c.seconds < 3 * o.duration) await slice(run);
+  for (const run of runs) {
+    const eventLoop = run.e.target === 'service' ? await scrapeLoopDelay(run.e.base) : null;
+    const failures = await spotCheck(run.url, samples, run.e.target, o);
+    got.set(run.e.target, figuresOf(run.e, s, run.c, run.e.pid === null ? null : run.cpu, run.gen, eventLoop, samples, failures, false));
+  }
+  return got;
+}
+
 /**
  * an equal-rate run's warm-up, at least (s): after 0.75 s at 2,000 small req/s the JIT was still
  * compiling through the first slices (the service's 1 s slices, µs an answer on the main thread +

@@ -110,7 +110,12 @@ function busy(r: LoadResults | BenchResults): string {
 
 function loadSection(load: LoadResults): string {
   const o = load.options;
-  const how = o.duration === null ? 'a fixed small number of requests per run (short mode)' : `${o.duration} s per run (extended, up to 3×, until 20 answers) straight after ${o.warmup} s of warm-up, the server idle again before the next run`;
+  const slices = o.saturatedSlices ?? 1;
+  const how = o.duration === null
+    ? 'a fixed small number of requests per run (short mode)'
+    : slices > 1
+      ? `${o.duration} s per server in ${slices} slices taken in turn with the other servers' (A B C, then C B A; extended, up to 3×, until 20 answers), after ${o.warmup} s of warm-up straight before its first, each server idle again before the next slice`
+      : `${o.duration} s per run (extended, up to 3×, until 20 answers) straight after ${o.warmup} s of warm-up, the server idle again before the next run`;
   const rows = load.scenarios.map((s: ScenarioFigures) => {
     const sides = [s.service, s.echo, s.floor ?? null];
     const each = (figure: (r: RunFigures) => number | null, digits = 2) => sides.map((r) => n(r === null ? null : figure(r), digits)).join(' / ');
@@ -132,7 +137,7 @@ function loadSection(load: LoadResults): string {
     '## Load: service beside the echo baseline and the transport floor',
     '',
     `Run: \`${load.command}\` on ${load.date} · ${busy(load)} · ${o.connections ?? 'per-scenario (column *conns*)'} connections · ${how} · service workers: ${o.workers}` +
-      (o.url === null ? ' · service, echo and floor spawned on 127.0.0.1, measured in turn (the first of them rotating from scenario to scenario).' : ` · target ${o.url}.`),
+      (o.url === null ? ' · service, echo and floor spawned on 127.0.0.1, in turn (the first of them rotating from scenario to scenario).' : ` · target ${o.url}.`),
     '',
     'Each cell is *service / echo / floor* where three figures share it; *×echo* and *×floor* are service ÷ echo and service ÷ floor from the same run. ' +
       'The echo is fastify + msgpackr answering the input tensor (`load/echo-server.ts`); the floor is `node:http` copying the body into a reused ordinary buffer and writing the same bytes back (`load/floor-server.ts`): no Node service can pay less to move the same bytes. ' +

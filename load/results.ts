@@ -201,6 +201,9 @@ export interface LoadResults {
     short: boolean; duration: number | null; warmup: number;
     /** slices per server in each equal-rate run; absent in runs from before it was an option */
     rounds?: number;
+    /** slices of each saturated window, taken in turn with the other servers' (measureInTurn); absent in runs
+     *  from before: each window whole, one server after the other */
+    saturatedSlices?: number;
     /** null: each scenario's own (ScenarioFigures.connections) */
     connections: number | null;
     url: string | null; echoUrl: string | null; floorUrl?: string | null; workers: string; node?: string; startFlags?: boolean; serviceDist?: string;

@@ -13,7 +13,7 @@ import { measureGrpcRates, measureGrpcScenarios, type GrpcServers } from './grpc
 import { grpcPlan, type GrpcRateScenario } from './grpc-scenarios.js';
 import { roundsFor } from './interleave.js';
 import { commandLine, machine } from './machine.js';
-import { measure, ratioOf, SETTLE_MAX_MS, type Endpoint } from './measure.js';
+import { measureInTurn, ratioOf, SATURATED_SLICES, SETTLE_MAX_MS, type Endpoint } from './measure.js';
 import { measureMixed } from './mixed.js';
 import { fixedAmount, options } from './options.js';
 import { killAll, spawnServer, type Spawned } from './processes.js';
@@ -163,8 +163,7 @@ async function main(): Promise<number> {
       // rotate which side goes first, so a slow drift of the machine favours none
       const sides = [service, echo, floor].filter((e): e is Endpoint => e !== null);
       const order = sides.map((_, k) => sides[(i + k) % sides.length]);
-      const got = new Map<Target, RunFigures>();
-      for (const e of order) got.set(e.target, await measure(e, s, samples, o));
+      const got = await measureInTurn(order, s, samples, o);
       const svc = got.get('service')!;
       const ech = got.get('echo') ?? null;
       const flo = got.get('floor') ?? null;
@@ -198,6 +197,7 @@ async function main(): Promise<number> {
       loadAverage: { start: loadAtStart, end: loadavg()[0] },
       options: {
         short: o.short, duration: fixedAmount(o) ? null : o.duration, warmup: o.warmup, connections: o.connections, rounds: fixedAmount(o) ? 1 : roundsFor(o),
+        saturatedSlices: fixedAmount(o) ? undefined : SATURATED_SLICES,
         url: o.url, echoUrl: o.echoUrl, floorUrl: o.floorUrl, workers: o.workers ?? (o.url === null ? `service default (${availableParallelism()} CPUs here)` : 'unknown'),
         node: o.url === null ? o.node : undefined, startFlags: o.url === null ? o.startFlags : undefined,
         serviceDist: o.serviceDist ?? undefined,
