@@ -186,7 +186,7 @@ export const SATURATED_SLICES = 2;
  * up straight before its first slice, then the window in SATURATED_SLICES slices of duration ÷ slices,
  * the servers' order reversed from one round to the next (A B C, C B A), each server idle again
  * before the next slice. One window per server, taken whole and one after the other, made the first
- * scenario's service ÷ echo read 0.68–0.95× in twelve runs of the same code within an hour (the
+ * scenario's service ÷ echo read 0.68–0.95× in fourteen runs of the same code within an hour (the
  * service always first there, the machine's state drifting between windows seconds apart); in turn,
  * a drift over the run weighs on every server alike. A server with fewer than MIN_OK answers runs
  * on alone, up to 3 × --duration in all. The service's event-loop delay spans its warm-up, its

@@ -166,6 +166,23 @@ describe('load and bench instruments, short mode', () => {
     expect(readFileSync(join(out, 'load', 'results.svg'), 'utf8')).toMatch(/^<svg[^>]*>[\s\S]*rmsnorm\/small[\s\S]*<\/svg>$/);
   }, RUN_TIMEOUT_MS);
 
+  it('load --short --duration: a scenario’s saturated windows taken in turn, two slices a server, each server with its answers, CPU and spot checks', async () => {
+    // with --duration, --short times windows (no warm-up): the path npm run load takes, on one scenario
+    const r = await run([join(ROOT, 'dist-load', 'run-load.js'), '--short', '--duration', '0.5', '--only', 'layernorm/small-v2', '--out', join(out, 'in-turn')]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, 'in-turn', 'results.json'), 'utf8'));
+    expect(results.options.saturatedSlices).toBe(2);
+    expect(results.scenarios.map((f: { id: string }) => f.id)).toEqual(['layernorm/small-v2']);
+    const [f] = results.scenarios;
+    for (const t of ['service', 'echo', 'floor']) {
+      // MIN_OK answers at least, or the window ran on to 3 × --duration
+      expect(f[t].ok >= 20 || f[t].seconds >= 1.5, `${t}: ${f[t].ok} answers in ${f[t].seconds} s`).toBe(true);
+      expect(f[t].serverCpuPerReq, t).toBeGreaterThan(0);
+      expect(f[t].spotCheckFailures, t).toBe(0);
+    }
+    expect(readFileSync(join(out, 'in-turn', 'RESULTS.md'), 'utf8')).toContain('0.5 s per server in 2 slices taken in turn');
+  }, RUN_TIMEOUT_MS);
+
   it('bench:path measures every path case, and ab:path runs two builds side by side (here the same one twice); nothing is timed', async () => {
     const bench = await run([join(ROOT, 'dist-load', 'bench-request-path.js'), '--calls', '64']);
     expect(bench.code, `${bench.stdout}\n${bench.stderr}`).toBe(0);
