@@ -1,8 +1,9 @@
 // where the service's log lines go: pino's asynchronous destination (sonic-boom, a buffered write in
 // batches, not a blocking write per line), with the lines gathered here first as bytes, in a batch
-// of BATCH_BYTES, and handed over a batch at a time (when full, or every FLUSH_MS). Each batch is
-// one write on libuv's thread pool: batches of 4 KiB, a write every dozen access lines, cost ~5 µs a
-// request (perf at 2,000 small req/s: sonic-boom, the pool's write, futex). sonic-boom takes them as
+// of BATCH_BYTES, and handed over a batch at a time (when full, or at most FLUSH_MS after a line came:
+// a timer armed by the first line into an empty destination, so an idle one wakes for nothing). Each
+// batch is one write on libuv's thread pool: batches of 4 KiB, a write every dozen access lines, cost
+// ~5 µs a request (perf at 2,000 small req/s: sonic-boom, the pool's write, futex). sonic-boom takes them as
 // bytes (its buffer mode): given text, it measured the UTF-8 length of all it held on every write
 // (~3 µs a line, load/RESULTS.md) and encoded each batch twice. The access line is written straight
 // into the batch as bytes (`room`, http/access-line.ts), with next to nothing made on the JS heap
@@ -44,7 +45,13 @@ export class LogDestination {
   private writtenBytes = 0;
   /** gathering lines; once closed, each line goes straight to sonic-boom */
   private open = true;
-  private readonly timer = setInterval(() => this.handOver(), FLUSH_MS).unref();
+  /** hands over what is gathered FLUSH_MS after the first line into an empty destination; null while
+   *  nothing waits (a timer every FLUSH_MS woke an idle service five times a second) */
+  private timer: NodeJS.Timeout | null = null;
+  private readonly flushDue = () => {
+    this.timer = null;
+    this.handOver();
+  };
 
   constructor() {
     gathering.add(this);
@@ -65,6 +72,7 @@ export class LogDestination {
       return;
     }
     this.used += this.batch.write(text, this.used, 'utf8');
+    this.flushLater();
   }
 
   /** the batch to write a line of at most `bytes` bytes into, from `gathered` on, then to call
@@ -84,12 +92,19 @@ export class LogDestination {
   /** a line was written into the batch, up to `end` */
   gatheredTo(end: number): void {
     this.used = end;
+    this.flushLater();
+  }
+
+  /** what was just gathered is handed over within FLUSH_MS */
+  private flushLater(): void {
+    if (this.timer === null) this.timer = setTimeout(this.flushDue, FLUSH_MS).unref();
   }
 
   /** stops gathering: what is held goes to sonic-boom now, later lines straight to it (pino flushes
    *  its destination at exit) */
   close(): void {
-    clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     this.handOver();
     this.open = false;
     gathering.delete(this);

@@ -41,3 +41,31 @@ for (let burst = 0; burst < 40; burst++) {
   expect(lines).toHaveLength(10000);
   lines.forEach((got, i) => expect(got).toBe(`line ${i} ${'y'.repeat(i % 200)}`));
 });
+
+it('an idle destination sets no timer; a line sets one, which hands it over, and the next line after that sets another', () => {
+  // every Timeout made in the process is counted (async_hooks), from before the destination exists
+  const script = `
+import { createHook } from 'node:async_hooks';
+let timers = 0;
+createHook({ init(id, type) { if (type === 'Timeout') timers++; } }).enable();
+const { LogDestination } = await import('./dist/log-destination.js');
+const destination = new LogDestination();
+await new Promise((resolve) => setImmediate(resolve));
+const seen = { idle: timers };
+destination.write('one\\n');
+destination.write('two\\n');
+seen.afterTwoLines = timers;
+seen.gathered = destination.gathered;
+// the timer of the first line hands both over: gathered falls to 0 with nothing else done
+const before = timers;
+await new Promise((resolve) => { const poll = setInterval(() => { if (destination.gathered === 0) { clearInterval(poll); resolve(); } }, 5); });
+const polling = timers - before;
+destination.write('three\\n');
+seen.afterThird = timers - polling;
+process.stderr.write(JSON.stringify(seen));
+`;
+  const { status, stdout, stderr } = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+  expect(status).toBe(0);
+  expect(JSON.parse(stderr)).toEqual({ idle: 0, afterTwoLines: 1, gathered: 'one\ntwo\n'.length, afterThird: 2 });
+  expect(stdout.split('\n').filter((l) => l !== '')).toEqual(['one', 'two', 'three']);
+});
