@@ -2,8 +2,9 @@
 // batches, not a blocking write per line), with the lines gathered here first as bytes, in a batch
 // of BATCH_BYTES, and handed over a batch at a time (when full, or at most FLUSH_MS after a line came:
 // a timer armed by the first line into an empty destination, so an idle one wakes for nothing). Each
-// batch is one write on libuv's thread pool: batches of 4 KiB, a write every dozen access lines, cost
-// ~5 µs a request (perf at 2,000 small req/s: sonic-boom, the pool's write, futex). sonic-boom takes them as
+// batch is one write on libuv's thread pool, a thread woken and waited for: 4 KiB batches, a write
+// every dozen access lines, cost ~5 µs a request (perf at 2,000 small req/s: sonic-boom, the pool's
+// write, futex); 64 KiB ones are a write per ~200 lines. sonic-boom takes the batches as
 // bytes (its buffer mode): given text, it measured the UTF-8 length of all it held on every write
 // (~3 µs a line, load/RESULTS.md) and encoded each batch twice. The access line is written straight
 // into the batch as bytes (`room`, http/access-line.ts), with next to nothing made on the JS heap
