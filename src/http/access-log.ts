@@ -22,6 +22,9 @@ export const LOG_SERIALIZERS = {
   err: pino.stdSerializers.err,
 };
 
+// levels compared by number: isLevelEnabled looks the name up and calls a comparison each request
+const { debug: DEBUG, info: INFO } = pino.levels.values;
+
 export class AccessLog extends LogController {
   constructor(private readonly enabled: boolean) {
     super();
@@ -30,9 +33,9 @@ export class AccessLog extends LogController {
   /** the request's answer was written, `responseTime` ms after it came */
   completed(request: FastifyRequest, reply: FastifyReply, responseTime: number): void {
     if (!this.enabled) return;
-    const log = request.server.log;
-    // the app's logger is pino's (app.ts)
-    if (!(log as Logger).isLevelEnabled('info')) return;
+    // the app's logger is pino's (app.ts), its levels the default ones, in ascending order
+    const log = request.server.log as Logger;
+    if (log.levelVal > INFO) return;
     const stream = (log as unknown as PinoParts)[pino.symbols.streamSym];
     if (stream instanceof LogDestination && writeAccessLine(stream, log, this.requestIdLogLabel, request, reply, responseTime)) return;
     stream.write(accessLine(log, this.requestIdLogLabel, request, reply, responseTime));
@@ -44,8 +47,8 @@ export class AccessLog extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest): void {
-    const log = request.server.log;
-    if ((log as Logger).isLevelEnabled('debug')) log.debug({ [this.requestIdLogLabel]: request.id, req: request }, 'incoming request');
+    const log = request.server.log as Logger;
+    if (log.levelVal <= DEBUG) log.debug({ [this.requestIdLogLabel]: request.id, req: request }, 'incoming request');
   }
 
   // fastify's other lines about a request, written as its LogController writes them, by a child of

@@ -69,11 +69,12 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
   registerErrorReplies(scope, serviceErrorBody);
   registerBodyParsers(scope, config, engine.slabs, engine.pool);
   scope.decorateRequest('negotiated', null as unknown as Negotiated);
-  const { admit, afterBody } = admissionHooks(scope, engine);
+  const { admit, startWork } = admissionHooks(scope, engine);
 
   /** answers at once when the pipeline did (the handler then returns nothing, as fastify wants of a
    *  handler that has sent), else returns the promise of the answer */
   function respond(request: FastifyRequest, reply: FastifyReply, items: PipelineItem[], batch: boolean): Promise<FastifyReply> | undefined {
+    startWork(request);
     const { requestEncoding, responseType, responseEncoding } = request.negotiated;
     const result = engine.run({
       items,
@@ -98,7 +99,7 @@ export async function v1Dialect(scope: FastifyInstance, { engine }: { engine: En
     if (refused !== null) return done(refused);
     admit(request, reply, done);
   };
-  const hooks = { onRequest: mediaTypesAndAdmission, preValidation: afterBody };
+  const hooks = { onRequest: mediaTypesAndAdmission };
   for (const op of OP_NAMES) {
     scope.post(`/${op}`, { schema: { ...opRouteDoc(op), body: opBodySchema(op) }, config: { openapi: documentRoute(op) }, ...hooks }, (request, reply) =>
       respond(request, reply, [{ op, body: request.body as Record<string, unknown>, path: '' }], false));

@@ -46,7 +46,7 @@ function checkEncoding(request: FastifyRequest): ServiceError | null {
 }
 
 /** `schemaOf`: the route's schema (params and answers) for its path under /v2 */
-export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, afterBody }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
+export async function registerInferRoutes(app: FastifyInstance, engine: Engine, { admit, startWork }: AdmissionHooks, schemaOf: (path: string) => object): Promise<void> {
   const { config } = engine;
   const validators = compileOpValidators();
   // a client's repeated JSON header, parsed once (kept-header.ts)
@@ -65,6 +65,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
     /** the answer sent at once when the header was parsed and the pipeline ran here and now (then
      *  nothing is returned, as fastify wants of a handler that has sent), else the promise of it */
     const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined => {
+      startWork(request);
       const { model: name, version } = request.params as ModelParams;
       const model = modelFor(name, version);
       const started = performance.now();
@@ -131,7 +132,7 @@ export async function registerInferRoutes(app: FastifyInstance, engine: Engine, 
       admit(request, reply, done);
     };
     const options = {
-      onRequest: encodingAndAdmission, preValidation: afterBody,
+      onRequest: encodingAndAdmission,
       config: { openapi: (schema: FastifySchema) => ({ ...schema, ...inferRequestDoc }) as FastifySchema },
     };
     for (const prefix of ['/models/:model', '/models/:model/versions/:version']) {
