@@ -25,6 +25,11 @@ const LINGER_MS = 3_000; // for a client to read its last answer and close; with
 /** a followed connection: its requests not yet answered, and the answer to its latest */
 interface Followed { unanswered: number; latest: ServerResponse | null }
 
+// each socket's record is also kept on the socket itself: a request's arrival and answer read it
+// there, not by two Map lookups each (the Map is for the drain's walks over every connection)
+const FOLLOWED = Symbol('followed');
+type FollowedSocket = Socket & { [FOLLOWED]?: Followed };
+
 export class Connections {
   /** every open connection */
   private readonly followed = new Map<Socket, Followed>();
@@ -40,7 +45,9 @@ export class Connections {
   track(app: FastifyInstance): void {
     const server = app.server;
     server.on('connection', (socket: Socket) => {
-      this.followed.set(socket, { unanswered: 0, latest: null });
+      const followed: Followed = { unanswered: 0, latest: null };
+      (socket as FollowedSocket)[FOLLOWED] = followed;
+      this.followed.set(socket, followed);
       socket.once('close', () => this.followed.delete(socket));
       const destroySoon = socket.destroySoon.bind(socket);
       socket.destroySoon = () => (this.service.draining ? this.linger(socket) : destroySoon());
@@ -61,7 +68,7 @@ export class Connections {
    *  keeps it alive again. A connection this does not follow (an app that is not listening: inject)
    *  is ignored */
   arrived(socket: Socket, res: ServerResponse): void {
-    const f = this.followed.get(socket);
+    const f = (socket as FollowedSocket)[FOLLOWED];
     if (f === undefined) return;
     f.unanswered++;
     if (this.service.draining) {
@@ -74,7 +81,7 @@ export class Connections {
 
   /** its answer is out, or its client went away (the request's close) */
   answered(socket: Socket): void {
-    const f = this.followed.get(socket);
+    const f = (socket as FollowedSocket)[FOLLOWED];
     if (f === undefined) return;
     f.unanswered--;
     if (f.unanswered > 0) return;
