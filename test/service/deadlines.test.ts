@@ -118,6 +118,17 @@ describe('X-Request-Timeout-Ms', () => {
     }
   });
 
+  it('is answered after the body and its own 400s: a body that fails its checks names its field first', async () => {
+    app = await buildReadyApp({ workers: 1 });
+    const res = await app.inject({
+      method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, 'x-request-timeout-ms': 'abc' },
+      payload: JSON.stringify({ input: { shape: [2], data: [1, 2] }, epsilon: 1e-5 }),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().code).not.toBe('NORM_ERR_TIMEOUT_HEADER');
+    expect(res.json().message).toContain('epsilon');
+  });
+
   it('a value above REQUEST_TIMEOUT_MS is capped to it, not an error', async () => {
     app = await buildReadyApp({ workers: 1, faultInjection: true, inlineMaxElements: 0, requestTimeoutMs: 50 });
     for (const value of ['100000', '99999999999999999999999']) {
