@@ -2,7 +2,8 @@
 // hook for the request's deadline from X-Request-Timeout-Ms and its cancellation when the client goes
 // away, and, once its body is in and checked, its work slot until the answer is out (the request's
 // close ends it: http/request-scope.ts), taken by the route's handler as it begins: a preValidation
-// hook for it cost every request fastify's hook runner (~1 % of a small request, measured).
+// hook for it cost every request fastify's hook runner (with it, a small request's CPU at 4,000 req/s
+// read 1.03-1.04x, npm run ab both ways; in one warm process no difference: it is the cold path's).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Admitted } from '../engine/admission.js';
 import type { Cancellation } from '../engine/cancellation.js';
