@@ -124,9 +124,7 @@ describe('X-Request-Timeout-Ms', () => {
       method: 'POST', url: '/v1/rmsnorm', headers: { ...JSON_TYPE, 'x-request-timeout-ms': 'abc' },
       payload: JSON.stringify({ input: { shape: [2], data: [1, 2] }, epsilon: 1e-5 }),
     });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().code).not.toBe('NORM_ERR_TIMEOUT_HEADER');
-    expect(res.json().message).toContain('epsilon');
+    expect(res.json()).toEqual({ statusCode: 400, code: 'NORM_ERR_FIELD_UNKNOWN', error: 'Bad Request', message: 'epsilon: unknown field' });
   });
 
   it('a value above REQUEST_TIMEOUT_MS is capped to it, not an error', async () => {
