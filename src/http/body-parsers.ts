@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 // the subpath skips msgpackr's native string extractor: on bodies that live in shared memory it
 // costs more than it saves (a tenth of the server's time on small requests, measured)
 import { Unpackr } from 'msgpackr/unpack';
+import { KeptMsgpackBody } from '../codec/kept-msgpack-body.js';
 import { normalizeMsgpackBody } from '../codec/wire-body.js';
 import { isServiceError, serviceError } from '../errors.js';
 import type { TensorMemory } from '../memory/tensor-memory.js';
@@ -20,6 +21,7 @@ import { parseJsonBody, type JsonBodyResult } from './parse-json-body.js';
 // walk (normalize, validation) is exponential in its depth; no client of ours sends them
 const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, structuredClone: false });
 const EMPTY = Buffer.alloc(0);
+const keptBody = new KeptMsgpackBody();
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,9 +60,14 @@ export function registerBodyParsers(app: FastifyInstance, limits: BodyLimits, sl
       const started = performance.now();
       let value: unknown;
       try {
-        // decoded where it lies, from the memory's one Buffer; msgpackr reads a 0 end as "to the end"
-        const decoded = length === 0 ? unpackr.unpack(EMPTY) : unpackr.unpack(bytesView(slab.memory), { start: slab.offset, end: slab.offset + length });
-        value = normalizeMsgpackBody(decoded);
+        // decoded where it lies, from the memory's one Buffer; msgpackr reads a 0 end as "to the end".
+        // A repeat of the last body's shape is not decoded again (codec/kept-msgpack-body.ts)
+        const memory = bytesView(slab.memory);
+        value = keptBody.lookup(memory, slab.offset, length);
+        if (value === undefined) {
+          const decoded = length === 0 ? unpackr.unpack(EMPTY) : unpackr.unpack(memory, { start: slab.offset, end: slab.offset + length });
+          value = keptBody.keep(normalizeMsgpackBody(decoded), memory, slab.offset, length);
+        }
       } catch (decodeErr) {
         return done(isServiceError(decodeErr) ? decodeErr : serviceError('bodyNotMsgpack', decodeErr instanceof Error ? decodeErr.message : String(decodeErr)), undefined);
       }
