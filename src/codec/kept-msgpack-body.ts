@@ -116,7 +116,7 @@ function builderOf(value: unknown, viewAt: Map<Buffer, number>): Build {
     return (memory, offset) => items.map((build) => build(memory, offset));
   }
   const object = value as Record<string | symbol, unknown>;
-  // the fields that are not objects, copied as they are ({...} defines each, "__proto__" too)
+  // the fields that are not objects, copied as they are
   const flat = { ...object };
   const inner = Object.keys(object).filter((key) => isObject(object[key])).map((key) => ({ key, build: builderOf(object[key], viewAt) }));
   // each set anew by its builder; null here, so that no view of the kept body's memory stays reachable
