@@ -64,6 +64,14 @@ const batchBody = (seed: number) => packr.pack({
   ],
 });
 
+/** a body that repeats the kept shape, placed at `at`: found, and given what its decode gives */
+function expectRepeat(kept: KeptMsgpackBody, mem: Buffer, at: number, body: Uint8Array): void {
+  const second = place(mem, at, body);
+  const got = read(kept, mem, second);
+  expect(got.hit).toBe(true);
+  expectSame(got.value, decode(mem, second));
+}
+
 describe('a repeated body shape', () => {
   for (const [name, make] of [['a plain tensor', tensorBody], ['msgpack-numpy', numpyBody], ['a batch with a weight', batchBody]] as const) {
     it(`${name}: the second body gets what its decode gives, its views on its own bytes`, () => {
@@ -71,10 +79,7 @@ describe('a repeated body shape', () => {
       const kept = new KeptMsgpackBody();
       const first = place(mem, 64, make(1));
       expectSame(read(kept, mem, first).value, decode(mem, first));
-      const second = place(mem, 20_000, make(2));
-      const got = read(kept, mem, second);
-      expect(got.hit).toBe(true);
-      expectSame(got.value, decode(mem, second));
+      expectRepeat(kept, mem, 20_000, make(2));
     });
   }
 
@@ -86,10 +91,7 @@ describe('a repeated body shape', () => {
     a.input.shape[0] = 99;
     delete a.input.dtype;
     a.extra = 1;
-    const second = place(mem, 8000, tensorBody(2));
-    const b = read(kept, mem, second);
-    expect(b.hit).toBe(true);
-    expectSame(b.value, decode(mem, second));
+    expectRepeat(kept, mem, 8000, tensorBody(2));
   });
 
   it('is decoded when anything but the tensor data differs: a shape, a scalar, the length', () => {
