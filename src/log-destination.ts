@@ -1,17 +1,20 @@
-// where the service's log lines go: pino's asynchronous destination (sonic-boom, a buffered write in
-// batches, not a blocking write per line), with the lines gathered here first as bytes, in a batch
-// of BATCH_BYTES, and handed over a batch at a time (when full, or at most FLUSH_MS after a line came:
-// a timer armed by the first line into an empty destination, so an idle one wakes for nothing). Each
-// batch is one write on libuv's thread pool, a thread woken and waited for: 4 KiB batches, a write
-// every dozen access lines, cost ~5 µs a request (perf at 2,000 small req/s: sonic-boom, the pool's
-// write, futex); 64 KiB ones are a write per ~200 lines. sonic-boom takes the batches as
-// bytes (its buffer mode): given text, it measured the UTF-8 length of all it held on every write
-// (~3 µs a line, load/RESULTS.md) and encoded each batch twice. The access line is written straight
-// into the batch as bytes (`room`, http/access-line.ts), with next to nothing made on the JS heap
-// for it. A batch handed over is gathered into again once sonic-boom has written it out. Lines
-// gathered and not yet handed over are written when the process exits, as pino does for its own
+// where the service's log lines go: gathered here as bytes, in a batch of BATCH_BYTES, and written a
+// batch at a time (when full, or at most FLUSH_MS after a line came: a timer armed by the first line
+// into an empty destination, so an idle one wakes for nothing). To a file or /dev/null a batch is
+// written at once, on the event loop (`direct`); to a pipe, a socket or a terminal, whose reader may
+// lag, it goes through pino's asynchronous destination (sonic-boom, a write on libuv's thread pool), as
+// does what a direct write leaves (a short write, an error, which sonic-boom then reports). To
+// /dev/null the thread pool's round trip cost 4-5 % of a small request at info (a batch every ~200
+// access lines; the same process with and without it, 2026-11-29) and the write on the event loop
+// nothing measurable; to a pipe the two cost the same (the reader's wake-up). sonic-boom takes the
+// batches as bytes (its buffer mode): given text, it measured the UTF-8 length of all it held on
+// every write (~3 µs a line, load/RESULTS.md) and encoded each batch twice. The access line is written
+// straight into the batch as bytes (`room`, http/access-line.ts), with next to nothing made on the JS
+// heap for it. A batch handed to sonic-boom is gathered into again once sonic-boom has written it out.
+// Lines gathered and not yet written are written when the process exits, as pino does for its own
 // destination.
-import { writeSync } from 'node:fs';
+import { fstatSync, writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { pino } from 'pino';
 
 const BATCH_BYTES = 65536;
@@ -28,6 +31,16 @@ type SonicBoom = Omit<ReturnType<typeof pino.destination>, 'write'> & { write(da
 const gathering = new Set<LogDestination>();
 let exitHookSet = false;
 
+/** whether `fd` is a file or a device other than a terminal: writes to it take no reader's pace */
+function writesDirectly(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return (stat.isFile() || stat.isCharacterDevice()) && !isatty(fd);
+  } catch {
+    return false;
+  }
+}
+
 /** a batch handed over to sonic-boom: free again once it has written `end` bytes in all */
 interface Handed {
   batch: Buffer;
@@ -42,8 +55,12 @@ export class LogDestination {
   /** batches written out, to gather into again */
   private readonly spare: Buffer[] = [];
   private readonly handed: Handed[] = [];
-  private handedBytes = 0;
+  /** bytes given to sonic-boom, and written out by it: while they differ, it holds some, and
+   *  batches go through it too, in turn */
+  private givenBytes = 0;
   private writtenBytes = 0;
+  /** batches written at once (writesDirectly) */
+  private readonly direct = writesDirectly(this.boom.fd);
   /** gathering lines; once closed, each line goes straight to sonic-boom */
   private open = true;
   /** hands over what is gathered FLUSH_MS after the first line into an empty destination; null while
@@ -69,7 +86,7 @@ export class LogDestination {
     // a line longer than a whole batch, or any once closed, goes on its own (after what is gathered)
     if (this.room(most) === null) {
       this.handOver();
-      this.boom.write(Buffer.from(text, 'utf8'));
+      this.give(Buffer.from(text, 'utf8'));
       return;
     }
     this.used += this.batch.write(text, this.used, 'utf8');
@@ -111,15 +128,38 @@ export class LogDestination {
     gathering.delete(this);
   }
 
-  /** the batch to sonic-boom, which keeps it until it is written out; another is gathered */
+  /** the batch written out: at once (direct) while sonic-boom holds nothing, else (or what a direct
+   *  write left) to sonic-boom, which keeps it until it is written out, and another is gathered */
   private handOver(): void {
     if (this.used === 0) return;
-    const full = this.batch.subarray(0, this.used);
-    this.handedBytes += this.used;
-    this.handed.push({ batch: this.batch, end: this.handedBytes });
-    this.batch = this.spare.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+    const from = this.direct && this.givenBytes === this.writtenBytes ? this.writeDirect() : 0;
+    if (from < this.used) {
+      this.give(this.batch.subarray(from, this.used));
+      this.handed.push({ batch: this.batch, end: this.givenBytes });
+      this.batch = this.spare.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+    }
     this.used = 0;
-    this.boom.write(full);
+  }
+
+  /** the batch written straight out; how many bytes went (after a short write or an error, the rest
+   *  goes to sonic-boom, which retries or reports it as for any write) */
+  private writeDirect(): number {
+    let at = 0;
+    try {
+      while (at < this.used) {
+        const n = writeSync(this.boom.fd, this.batch, at, this.used - at);
+        if (n <= 0) break;
+        at += n;
+      }
+    } catch {
+      // the rest to sonic-boom
+    }
+    return at;
+  }
+
+  private give(bytes: Buffer): void {
+    this.givenBytes += bytes.length;
+    this.boom.write(bytes);
   }
 
   /** sonic-boom wrote `n` more bytes out: the batches it has written whole are free again */
