@@ -12,20 +12,20 @@ import { ROOT } from './helpers.js';
 const SINKS = ['pipe', 'file'] as const;
 type Sink = (typeof SINKS)[number];
 
-/** runs `body` in a node process with `destination` made: its exit code and its stdout's lines */
-function run(body: string, sink: Sink = 'pipe'): { status: number | null; lines: string[] } {
+/** runs `body` in a node process with `destination` made: its exit code, its stdout's lines and its stderr */
+function run(body: string, sink: Sink = 'pipe'): { status: number | null; lines: string[]; stderr: string } {
   const script = `import { LogDestination } from './dist/log-destination.js';\nconst destination = new LogDestination();\n${body}`;
   const args = ['--input-type=module', '-e', script];
   if (sink === 'pipe') {
-    const { status, stdout } = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
-    return { status, lines: stdout.split('\n').filter((l) => l !== '') };
+    const { status, stdout, stderr } = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
+    return { status, lines: stdout.split('\n').filter((l) => l !== ''), stderr };
   }
   const dir = mkdtempSync(join(tmpdir(), 'log-destination-'));
   const file = join(dir, 'stdout');
   const fd = openSync(file, 'w');
   try {
-    const { status } = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, 'inherit'], timeout: 60_000 });
-    return { status, lines: readFileSync(file, 'utf8').split('\n').filter((l) => l !== '') };
+    const { status, stderr } = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+    return { status, lines: readFileSync(file, 'utf8').split('\n').filter((l) => l !== ''), stderr };
   } finally {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });
@@ -33,20 +33,20 @@ function run(body: string, sink: Sink = 'pipe'): { status: number | null; lines:
 }
 
 for (const sink of SINKS) {
-it(`lines still gathered when the process exits at once (process.exit) are written, in order (${sink})`, () => {
-  expect(run("for (let i = 0; i < 3; i++) destination.write(`line ${i}\\n`);\nprocess.exit(1);", sink))
-    .toEqual({ status: 1, lines: ['line 0', 'line 1', 'line 2'] });
-});
+  it(`lines still gathered when the process exits at once (process.exit) are written, in order (${sink})`, () => {
+    const { status, lines } = run("for (let i = 0; i < 3; i++) destination.write(`line ${i}\\n`);\nprocess.exit(1);", sink);
+    expect({ status, lines }).toEqual({ status: 1, lines: ['line 0', 'line 1', 'line 2'] });
+  });
 
-it(`many lines (several batches) and a line after close() all come out, in order (${sink})`, () => {
-  expect(run("for (let i = 0; i < 500; i++) destination.write(`line ${i} ${'x'.repeat(40)}\\n`);\ndestination.close();\ndestination.write('after close\\n');", sink))
-    .toEqual({ status: 0, lines: [...Array.from({ length: 500 }, (_, i) => `line ${i} ${'x'.repeat(40)}`), 'after close'] });
-});
+  it(`many lines (several batches) and a line after close() all come out, in order (${sink})`, () => {
+    const { status, lines } = run("for (let i = 0; i < 500; i++) destination.write(`line ${i} ${'x'.repeat(40)}\\n`);\ndestination.close();\ndestination.write('after close\\n');", sink);
+    expect({ status, lines }).toEqual({ status: 0, lines: [...Array.from({ length: 500 }, (_, i) => `line ${i} ${'x'.repeat(40)}`), 'after close'] });
+  });
 
-it(`lines written as bytes (room, gatheredTo) and as text keep their order, over many batches reused as they are written out (${sink})`, () => {
-  // bursts of lines, half as bytes straight into the batch, half as text, with the event loop let
-  // run between bursts so that sonic-boom writes batches out and they are gathered into again
-  const body = `
+  it(`lines written as bytes (room, gatheredTo) and as text keep their order, over many batches reused as they are written out (${sink})`, () => {
+    // bursts of lines, half as bytes straight into the batch, half as text, with the event loop let
+    // run between bursts so that sonic-boom writes batches out and they are gathered into again
+    const body = `
 const line = (i) => \`line \${i} \${'y'.repeat(i % 200)}\\n\`;
 let i = 0;
 for (let burst = 0; burst < 40; burst++) {
@@ -58,27 +58,27 @@ for (let burst = 0; burst < 40; burst++) {
   }
   await new Promise((resolve) => setTimeout(resolve, 5));
 }`;
-  const { status, lines } = run(body, sink);
-  expect(status).toBe(0);
-  expect(lines).toHaveLength(10000);
-  lines.forEach((got, i) => expect(got).toBe(`line ${i} ${'y'.repeat(i % 200)}`));
-});
+    const { status, lines } = run(body, sink);
+    expect(status).toBe(0);
+    expect(lines).toHaveLength(10000);
+    lines.forEach((got, i) => expect(got).toBe(`line ${i} ${'y'.repeat(i % 200)}`));
+  });
 
-it(`lines longer than a batch between short ones come out whole and in turn, the batches after them too (${sink})`, () => {
-  // a line past a batch's size goes to sonic-boom on its own: the batches handed over after it must
-  // not be taken for written (and gathered into again) before they are
-  const body = `
+  it(`lines longer than a batch between short ones come out whole and in turn, the batches after them too (${sink})`, () => {
+    // a line past a batch's size goes to sonic-boom on its own: the batches handed over after it must
+    // not be taken for written (and gathered into again) before they are
+    const body = `
 const line = (i) => i % 25 === 0 ? \`long \${i} \${'z'.repeat(70000 + i)}\\n\` : \`line \${i} \${'w'.repeat(300 + (i % 7))}\\n\`;
 let i = 0;
 for (let burst = 0; burst < 20; burst++) {
   for (let k = 0; k < 300; k++, i++) destination.write(line(i));
   await new Promise((resolve) => setImmediate(resolve));
 }`;
-  const { status, lines } = run(body, sink);
-  expect(status).toBe(0);
-  expect(lines).toHaveLength(6000);
-  lines.forEach((got, i) => expect(got).toBe(i % 25 === 0 ? `long ${i} ${'z'.repeat(70000 + i)}` : `line ${i} ${'w'.repeat(300 + (i % 7))}`));
-});
+    const { status, lines } = run(body, sink);
+    expect(status).toBe(0);
+    expect(lines).toHaveLength(6000);
+    lines.forEach((got, i) => expect(got).toBe(i % 25 === 0 ? `long ${i} ${'z'.repeat(70000 + i)}` : `line ${i} ${'w'.repeat(300 + (i % 7))}`));
+  });
 }
 
 it('to a file, a full batch is written as it is handed over, before the event loop turns; the rest at exit', () => {
@@ -87,24 +87,14 @@ it('to a file, a full batch is written as it is handed over, before the event lo
 import { readFileSync } from 'node:fs';
 for (let i = 0; i < 2000; i++) destination.write(\`line \${String(i).padStart(4, '0')} \${'v'.repeat(89)}\\n\`);
 process.stderr.write(String(readFileSync('/proc/self/fd/1', 'utf8').length));`;
-  const script = `import { LogDestination } from './dist/log-destination.js';\nconst destination = new LogDestination();\n${body}`;
-  const dir = mkdtempSync(join(tmpdir(), 'log-destination-'));
-  const file = join(dir, 'stdout');
-  const fd = openSync(file, 'w');
-  try {
-    const { status, stderr } = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', timeout: 60_000 });
-    expect(status).toBe(0);
-    // whole lines, three batches' worth (a batch is handed over when a line might not fit), not all
-    const seen = Number(stderr);
-    expect(seen % 100).toBe(0);
-    expect(seen).toBeGreaterThan(3 * (65536 - 1000));
-    expect(seen).toBeLessThanOrEqual(3 * 65536);
-    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
-    expect(lines).toEqual(Array.from({ length: 2000 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'v'.repeat(89)}`));
-  } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { status, lines, stderr } = run(body, 'file');
+  expect(status).toBe(0);
+  // whole lines, three batches' worth (a batch is handed over when a line might not fit), not all
+  const seen = Number(stderr);
+  expect(seen % 100).toBe(0);
+  expect(seen).toBeGreaterThan(3 * (65536 - 1000));
+  expect(seen).toBeLessThanOrEqual(3 * 65536);
+  expect(lines).toEqual(Array.from({ length: 2000 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'v'.repeat(89)}`));
 });
 
 it('an idle destination sets no timer; a line sets one, which hands it over, and the next line after that sets another', () => {
