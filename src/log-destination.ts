@@ -157,6 +157,7 @@ export class LogDestination {
     return at;
   }
 
+  /** bytes to sonic-boom, counted: its 'write' events then say which batches it has written whole */
   private give(bytes: Buffer): void {
     this.givenBytes += bytes.length;
     this.boom.write(bytes);
