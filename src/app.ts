@@ -42,6 +42,8 @@ export async function buildApp(options: Partial<Config> = {}): Promise<FastifyIn
   // a small request's CPU, measured), where the request's one 'close' listener (http/request-scope.ts)
   // writes the access line; request.log and reply.log are then fastify's silent logger
   const log = pino({ level: config.logLevel, serializers: LOG_SERIALIZERS }, logStream);
+  // a pipe whose reader fell 16 MiB behind: the lines past that were dropped (log-destination.ts)
+  logStream.onDropped = (lines) => log.warn({ droppedLines: lines }, "log lines dropped: the log's reader fell behind");
   const accessLog = new AccessLog(config.accessLog);
   const app = Fastify({
     logger: false,

@@ -21,6 +21,10 @@ const BATCH_BYTES = 65536;
 const FLUSH_MS = 200;
 const MAX_UTF8_PER_UNIT = 3; // a UTF-16 code unit is at most 3 bytes of UTF-8 (a pair, 4 for 2)
 const SPARE_BATCHES = 2;
+/** the most bytes sonic-boom holds unwritten (a pipe whose reader stopped): lines past it are dropped,
+ *  counted, and reported once the reader is back (`onDropped`), where they grew the heap without bound */
+const MAX_HELD_BYTES = 16 * 1024 * 1024;
+const NEWLINE = 0x0a;
 const EXIT_RETRIES = 100;
 const EXIT_RETRY_MS = 10;
 
@@ -48,7 +52,7 @@ interface Handed {
 }
 
 export class LogDestination {
-  private readonly boom = pino.destination({ sync: false, minLength: 0, contentMode: 'buffer' }) as unknown as SonicBoom;
+  private readonly boom = pino.destination({ sync: false, minLength: 0, contentMode: 'buffer', maxLength: MAX_HELD_BYTES }) as unknown as SonicBoom;
   /** the batch being gathered: bytes [0, used) */
   private batch: Buffer = Buffer.allocUnsafeSlow(BATCH_BYTES);
   private used = 0;
@@ -59,6 +63,13 @@ export class LogDestination {
    *  batches go through it too, in turn */
   private givenBytes = 0;
   private writtenBytes = 0;
+  /** lines sonic-boom dropped (it held MAX_HELD_BYTES), and how many of them were reported */
+  private droppedLines = 0;
+  private reportedLines = 0;
+  private reportDue = false;
+  /** told how many lines were dropped since the last report, once sonic-boom writes again (app.ts
+   *  logs it, a line that then has room) */
+  onDropped: (lines: number) => void = () => {};
   /** batches written at once (writesDirectly) */
   private readonly direct = writesDirectly(this.boom.fd);
   /** gathering lines; once closed, each line goes straight to sonic-boom */
@@ -78,6 +89,7 @@ export class LogDestination {
       process.on('exit', () => gathering.forEach((destination) => destination.writeNow()));
     }
     this.boom.on('write', (n: number) => this.writtenOut(n));
+    this.boom.on('drop', (bytes: Buffer) => this.dropped(bytes));
   }
 
   /** pino's stream: one line (or more) of text */
@@ -133,8 +145,8 @@ export class LogDestination {
   private handOver(): void {
     if (this.used === 0) return;
     const from = this.direct && this.givenBytes === this.writtenBytes ? this.writeDirect() : 0;
-    if (from < this.used) {
-      this.give(this.batch.subarray(from, this.used));
+    // a batch sonic-boom dropped is gathered into again at once
+    if (from < this.used && this.give(this.batch.subarray(from, this.used))) {
       this.handed.push({ batch: this.batch, end: this.givenBytes });
       this.batch = this.spare.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
     }
@@ -157,15 +169,36 @@ export class LogDestination {
     return at;
   }
 
-  /** bytes to sonic-boom, counted: its 'write' events then say which batches it has written whole */
-  private give(bytes: Buffer): void {
-    this.givenBytes += bytes.length;
+  /** bytes to sonic-boom, counted: its 'write' events then say which batches it has written whole;
+   *  false when it dropped them (it held too much) */
+  private give(bytes: Buffer): boolean {
+    const before = this.droppedLines;
     this.boom.write(bytes);
+    if (this.droppedLines !== before) return false;
+    this.givenBytes += bytes.length;
+    return true;
+  }
+
+  /** sonic-boom dropped `bytes` (whole lines: batches and long lines end with one) */
+  private dropped(bytes: Buffer): void {
+    let lines = 0;
+    for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) lines++;
+    this.droppedLines += Math.max(1, lines);
   }
 
   /** sonic-boom wrote `n` more bytes out: the batches it has written whole are free again */
   private writtenOut(n: number): void {
     this.writtenBytes += n;
+    // the reader is back: the drops are told once this write's callbacks are over
+    if (this.droppedLines !== this.reportedLines && !this.reportDue) {
+      this.reportDue = true;
+      setImmediate(() => {
+        this.reportDue = false;
+        const lines = this.droppedLines - this.reportedLines;
+        this.reportedLines = this.droppedLines;
+        this.onDropped(lines);
+      });
+    }
     while (this.handed.length > 0 && this.handed[0].end <= this.writtenBytes) {
       const { batch } = this.handed.shift()!;
       if (this.spare.length < SPARE_BATCHES) this.spare.push(batch);

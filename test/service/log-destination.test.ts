@@ -1,6 +1,6 @@
 // the log destination (src/log-destination.ts) gathers lines into batches: what it holds is written
 // when the process exits, however it exits, and lines written after close() still come out.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,9 +66,10 @@ for (let burst = 0; burst < 40; burst++) {
 
   it(`lines longer than a batch between short ones come out whole and in turn, the batches after them too (${sink})`, () => {
     // a line past a batch's size goes to sonic-boom on its own: the batches handed over after it must
-    // not be taken for written (and gathered into again) before they are
+    // not be taken for written (and gathered into again) before they are (4 MB of long lines: well
+    // under what sonic-boom may hold before it drops lines)
     const body = `
-const line = (i) => i % 25 === 0 ? \`long \${i} \${'z'.repeat(70000 + i)}\\n\` : \`line \${i} \${'w'.repeat(300 + (i % 7))}\\n\`;
+const line = (i) => i % 100 === 0 ? \`long \${i} \${'z'.repeat(70000 + i)}\\n\` : \`line \${i} \${'w'.repeat(300 + (i % 7))}\\n\`;
 let i = 0;
 for (let burst = 0; burst < 20; burst++) {
   for (let k = 0; k < 300; k++, i++) destination.write(line(i));
@@ -77,7 +78,7 @@ for (let burst = 0; burst < 20; burst++) {
     const { status, lines } = run(body, sink);
     expect(status).toBe(0);
     expect(lines).toHaveLength(6000);
-    lines.forEach((got, i) => expect(got).toBe(i % 25 === 0 ? `long ${i} ${'z'.repeat(70000 + i)}` : `line ${i} ${'w'.repeat(300 + (i % 7))}`));
+    lines.forEach((got, i) => expect(got).toBe(i % 100 === 0 ? `long ${i} ${'z'.repeat(70000 + i)}` : `line ${i} ${'w'.repeat(300 + (i % 7))}`));
   });
 }
 
@@ -96,6 +97,52 @@ process.stderr.write(String(readFileSync('/proc/self/fd/1', 'utf8').length));`;
   expect(seen).toBeLessThanOrEqual(3 * 65536);
   expect(lines).toEqual(Array.from({ length: 2000 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'v'.repeat(89)}`));
 });
+
+it('a reader that stops holds at most 16 MiB: later lines are dropped, counted and told once it reads again', async () => {
+  // 200,000 lines of ~210 bytes (42 MB) into a pipe nobody reads until the child says it wrote them all
+  const script = `import { LogDestination } from './dist/log-destination.js';
+const destination = new LogDestination();
+const told = [];
+destination.onDropped = (lines) => { told.push(lines); process.stderr.write(\`dropped \${lines}\\n\`); };
+let i = 0;
+for (let burst = 0; burst < 200; burst++) {
+  for (let k = 0; k < 1000; k++, i++) destination.write(\`line \${i} \${'d'.repeat(200)}\\n\`);
+  await new Promise((resolve) => setImmediate(resolve));
+}
+process.stderr.write(\`wrote \${i} held \${process.memoryUsage().arrayBuffers}\\n\`);
+while (told.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));`;
+  // a child that never hears of its drops would wait forever: it is killed after 50 s
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], timeout: 50_000 });
+  let stderr = '';
+  const chunks: Buffer[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      // all written: now read
+      if (stderr.includes('wrote ')) resolve();
+    });
+    child.once('exit', () => reject(new Error(`the child exited before it wrote everything: ${stderr}`)));
+  });
+  child.stdout.on('data', (d: Buffer) => chunks.push(d));
+  const status = await exited;
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(status).toBe(0);
+  const held = Number(/held (\d+)/.exec(stderr)![1]);
+  expect(held).toBeLessThan(32 * 1024 * 1024);
+  const dropped = [...stderr.matchAll(/dropped (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  expect(dropped).toBeGreaterThan(0);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l !== '');
+  // what came out is whole lines in order, and with what was dropped, every line
+  let last = -1;
+  for (const line of lines) {
+    const m = /^line (\d+) d{200}$/.exec(line);
+    expect(m).not.toBeNull();
+    expect(Number(m![1])).toBeGreaterThan(last);
+    last = Number(m![1]);
+  }
+  expect(lines.length + dropped).toBe(200_000);
+}, 60_000);
 
 it('an idle destination sets no timer; a line sets one, which hands it over, and the next line after that sets another', () => {
   // every Timeout made in the process is counted (async_hooks), from before the destination exists
