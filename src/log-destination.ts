@@ -11,6 +11,8 @@
 // every write (~3 µs a line, load/RESULTS.md) and encoded each batch twice. The access line is written
 // straight into the batch as bytes (`room`, http/access-line.ts), with next to nothing made on the JS
 // heap for it. A batch handed to sonic-boom is gathered into again once sonic-boom has written it out.
+// sonic-boom holds at most MAX_HELD_BYTES: past that (a reader that stopped), lines are dropped and
+// counted, where the held lines grew the heap without bound.
 // Lines gathered and not yet written are written when the process exits, as pino does for its own
 // destination.
 import { fstatSync, writeSync } from 'node:fs';
